@@ -1,0 +1,209 @@
+// OperatorEntry, OperatorHandle and the Dispatcher.
+//
+// Note [Dispatch]
+// ~~~~~~~~~~~~~~~
+// A call computes its key set once (tensor arguments | TLS included -
+// TLS excluded; see Note [TLS key sets]), masks out the operator's
+// fallthrough keys for the call's highest backend, and loads the kernel from
+// the operator's precomputed table at dispatch_table_index() (see
+// Note [Dispatch table index]). Redispatch skips the key computation: the
+// kernel passes a key set (normally its own keys minus the keys up to and
+// including its own) and the same lookup runs on it.
+//
+// Note [Kernel lifetime]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Calls never lock. Table slots are atomic pointers to AnnotatedKernel
+// records, which are immutable once published. Registration and
+// deregistration happen under the Dispatcher mutex and only swap pointers; a
+// deregistered record is moved to a graveyard instead of being freed, because
+// another thread may be inside a call to it at that moment. A record is a few
+// dozen bytes plus its functor, so the graveyard only grows by what
+// registration churn adds (a process that registers and closes a Python
+// Library in a loop keeps every closed kernel alive). Operator entries are
+// never freed either: handles to them stay valid for the process's life.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dispatch/FunctionSchema.h"
+#include "dispatch/KernelFunction.h"
+#include "dispatch/LocalDispatchKeySet.h"
+
+namespace sdk {
+
+struct AnnotatedKernel {
+  KernelFunction kernel;
+  std::string debug;  // where it was registered: "file.cpp:12" or "Python: my_kernel"
+  DispatchKey key = DispatchKey::Undefined;  // the key it was registered under (may be an alias)
+};
+
+class Dispatcher;
+
+class SDK_API OperatorEntry {
+ public:
+  explicit OperatorEntry(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+  bool has_schema() const { return schema_.has_value(); }
+  const FunctionSchema& schema() const;
+  const std::string& schema_debug() const { return schema_debug_; }
+
+  // Hot path: see Note [Dispatch].
+  const KernelFunction& lookup(DispatchKeySet ks) const {
+    uint64_t mask = non_fallthrough_[static_cast<int>(ks.highest_backend())].load(std::memory_order_relaxed);
+    int index = (ks & DispatchKeySet(DispatchKeySet::RawTag{}, mask)).dispatch_table_index();
+    return table_[index].load(std::memory_order_acquire)->kernel;
+  }
+  // The key set of a boxed call: tensor arguments on the stack | TLS.
+  DispatchKeySet compute_keys_boxed(const Stack& stack) const;
+
+  // These take the Dispatcher lock.
+  // Human-readable computed table, one line per runtime key (c10's dumpComputedTable).
+  std::string dump_computed_table() const;
+  // Registered kernels by key (c10's dumpState).
+  std::string dump_state() const;
+  // Keys that have a direct or alias registration: "[CPU, Meta, CompositeImplicitAutograd]".
+  std::string registered_keys_str() const;
+  bool has_kernel_for(DispatchKey k) const;
+
+ private:
+  friend class Dispatcher;
+  std::string dump_computed_table_locked() const;
+  std::string registered_keys_str_locked() const;
+  void update_table(const std::array<const AnnotatedKernel*, kDispatchTableSize>& fallbacks);
+  const AnnotatedKernel* compute_entry(int index, const std::array<const AnnotatedKernel*, kDispatchTableSize>&,
+                                       const char** source) const;
+  const AnnotatedKernel* find_kernel(DispatchKey k) const;
+
+  std::string name_;
+  std::optional<FunctionSchema> schema_;
+  std::string schema_debug_;
+  std::vector<uint16_t> tensor_arg_positions_;  // positions of Tensor / Tensor? / Tensor[] arguments
+  size_t num_args_ = 0;
+  std::array<std::atomic<const AnnotatedKernel*>, kDispatchTableSize> table_{};
+  std::array<std::atomic<uint64_t>, kNumBackends + 1> non_fallthrough_{};
+  // Guarded by the Dispatcher mutex. Newest registration first.
+  std::map<DispatchKey, std::list<std::unique_ptr<AnnotatedKernel>>> kernels_;
+};
+
+class SDK_API OperatorHandle {
+ public:
+  explicit OperatorHandle(OperatorEntry* e) : entry_(e) {}
+  const std::string& name() const { return entry_->name(); }
+  const FunctionSchema& schema() const { return entry_->schema(); }
+  OperatorEntry& entry() const { return *entry_; }
+  bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
+
+  template <typename Sig>
+  class Typed;
+  template <typename Sig>
+  Typed<Sig> typed() const {
+    return Typed<Sig>(entry_);
+  }
+
+  // Computes the key set from the stack and calls the kernel.
+  void call_boxed(Stack* stack) const;
+  void redispatch_boxed(DispatchKeySet ks, Stack* stack) const;
+
+ protected:
+  OperatorEntry* entry_;
+};
+
+template <typename Ret, typename... Args>
+class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
+ public:
+  explicit Typed(OperatorEntry* e) : OperatorHandle(e) {}
+  Ret call(Args... args) const {
+    LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+    DispatchKeySet ks = (boxing::keys_of(args...) | tls.included) - tls.excluded;
+    return entry_->lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+  Ret redispatch(DispatchKeySet ks, Args... args) const {
+    return entry_->lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+};
+
+// Removes what it registered when destroyed (move-only).
+class SDK_API RegistrationHandle {
+ public:
+  RegistrationHandle() = default;
+  explicit RegistrationHandle(std::function<void()> on_destroy) : on_destroy_(std::move(on_destroy)) {}
+  RegistrationHandle(RegistrationHandle&& o) noexcept : on_destroy_(std::move(o.on_destroy_)) { o.on_destroy_ = nullptr; }
+  RegistrationHandle& operator=(RegistrationHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      on_destroy_ = std::move(o.on_destroy_);
+      o.on_destroy_ = nullptr;
+    }
+    return *this;
+  }
+  ~RegistrationHandle() { reset(); }
+  void reset() {
+    if (on_destroy_) {
+      auto f = std::move(on_destroy_);
+      on_destroy_ = nullptr;
+      f();
+    }
+  }
+
+ private:
+  std::function<void()> on_destroy_;
+};
+
+class SDK_API Dispatcher {
+ public:
+  friend class OperatorEntry;
+  static Dispatcher& singleton();
+
+  // Operators with a schema ("ns::name.overload" or "ns::name" for the default overload).
+  std::optional<OperatorHandle> find_schema(const std::string& qualified_name);
+  OperatorHandle find_schema_or_throw(const std::string& qualified_name);
+  // Every operator with a schema, sorted by name.
+  std::vector<std::string> registered_operator_names();
+  // Overload names of `ns::name` that have schemas, in definition order.
+  std::vector<std::string> overload_names(const std::string& ns_and_name);
+
+  RegistrationHandle register_def(FunctionSchema schema, std::string debug);
+  // key == nullopt means CompositeImplicitAutograd (c10's catch-all).
+  RegistrationHandle register_impl(const std::string& qualified_name, DispatchKey key, KernelFunction kernel,
+                                   std::string debug);
+  RegistrationHandle register_fallback(DispatchKey key, KernelFunction kernel, std::string debug);
+  // A namespace may be claimed by one DEF library (SDK_LIBRARY) only.
+  RegistrationHandle register_library(const std::string& ns, std::string debug);
+
+  // Called with the missing key when a table slot has no kernel.
+  [[noreturn]] static void report_missing_kernel(const OperatorHandle& op, DispatchKeySet ks);
+
+ private:
+  Dispatcher();
+  OperatorEntry* find_or_create(const std::string& qualified_name);  // mutex held
+  void update_all_tables();                                            // mutex held
+  std::array<const AnnotatedKernel*, kDispatchTableSize> fallback_table() const;
+  static void check_kernel_matches_schema(const OperatorEntry& op, const AnnotatedKernel& k);
+  void emit_warnings(std::vector<std::string> warnings);
+
+  std::mutex mutex_;
+  std::unordered_map<std::string, OperatorEntry*> ops_;
+  std::unordered_map<std::string, std::vector<std::string>> overloads_;  // "ns::name" -> overload names
+  std::array<std::unique_ptr<AnnotatedKernel>, kDispatchTableSize> fallbacks_;
+  std::unordered_map<std::string, std::string> libraries_;
+  std::vector<std::unique_ptr<AnnotatedKernel>> graveyard_;  // see Note [Kernel lifetime]
+  std::vector<std::string> defunct_schemas_;
+};
+
+// Warnings from C++ (e.g. a kernel overriding another). The default handler
+// prints to stderr; the Python bindings route them to `warnings.warn`.
+using WarningHandler = void (*)(const std::string& message);
+SDK_API void set_warning_handler(WarningHandler h);
+SDK_API void warn(const std::string& message);
+
+}  // namespace sdk

@@ -1,0 +1,163 @@
+// KernelFunction: one registered kernel, callable boxed and (for C++ kernels) unboxed.
+#pragma once
+
+#include <memory>
+#include <typeinfo>
+
+#include "dispatch/Boxing.h"
+
+namespace sdk {
+
+class OperatorHandle;
+
+// Base of kernel functors (C++ function wrappers, Python callables, ...).
+struct SDK_API OperatorKernel {
+  virtual ~OperatorKernel() = default;
+};
+
+// A boxed kernel pops the operator's arguments from the end of the stack and
+// pushes its returns.
+using BoxedKernelFn = void (*)(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet keys,
+                               Stack* stack);
+
+class SDK_API KernelFunction {
+ public:
+  KernelFunction() = default;
+
+  // A fallthrough kernel is never called: its key is removed from the
+  // operator's key mask so dispatch goes straight past it.
+  static KernelFunction make_fallthrough();
+  static KernelFunction make_from_boxed(BoxedKernelFn fn, std::shared_ptr<OperatorKernel> functor = nullptr);
+  // From a function pointer `Ret(*)(Args...)` or `Ret(*)(DispatchKeySet, Args...)`,
+  // with Args among Note [Kernel argument types]. A boxed adapter is generated.
+  template <typename Ret, typename... Args>
+  static KernelFunction make_from_unboxed(Ret (*fn)(Args...));
+
+  bool is_valid() const { return boxed_ != nullptr; }
+  bool is_fallthrough() const;
+  bool has_unboxed() const { return unboxed_ != nullptr; }
+  // Number of schema arguments the C++ signature takes (-1 for boxed kernels).
+  int num_cpp_args() const { return num_cpp_args_; }
+  int num_cpp_returns() const { return num_cpp_returns_; }
+
+  void call_boxed(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) const {
+    boxed_(functor_.get(), op, keys, stack);
+  }
+
+  // Calls the unboxed kernel directly when it has one with this exact
+  // signature, else boxes the arguments and calls the boxed kernel.
+  template <typename Ret, typename... Args>
+  Ret call(const OperatorHandle& op, DispatchKeySet keys, Args... args) const {
+    if (SDK_LIKELY(unboxed_ != nullptr)) {
+      if (SDK_LIKELY(signature_ == &typeid(Ret(Args...)) || *signature_ == typeid(Ret(Args...)))) {
+        using Unboxed = Ret (*)(OperatorKernel*, DispatchKeySet, Args...);
+        return reinterpret_cast<Unboxed>(unboxed_)(functor_.get(), keys, std::forward<Args>(args)...);
+      }
+      signature_mismatch(op, typeid(Ret(Args...)));
+    }
+    Stack stack;
+    stack.reserve(sizeof...(Args));
+    (stack.push_back(boxing::to_ivalue(args)), ...);
+    call_boxed(op, keys, &stack);
+    return boxing::Returns<Ret>::pop(stack);
+  }
+
+ private:
+  [[noreturn]] void signature_mismatch(const OperatorHandle& op, const std::type_info& called) const;
+
+  std::shared_ptr<OperatorKernel> functor_;
+  BoxedKernelFn boxed_ = nullptr;
+  void* unboxed_ = nullptr;
+  const std::type_info* signature_ = nullptr;
+  int num_cpp_args_ = -1;
+  int num_cpp_returns_ = -1;
+};
+
+namespace detail {
+
+template <typename Ret, typename... Args>
+struct FunctionKernel : OperatorKernel {
+  Ret (*fn)(Args...);
+  explicit FunctionKernel(Ret (*f)(Args...)) : fn(f) {}
+
+  static Ret call_unboxed(OperatorKernel* self, DispatchKeySet, Args... args) {
+    return static_cast<FunctionKernel*>(self)->fn(std::forward<Args>(args)...);
+  }
+  static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet, Stack* stack) {
+    call_boxed_impl(static_cast<FunctionKernel*>(self), stack, std::index_sequence_for<Args...>{});
+  }
+  template <size_t... I>
+  static void call_boxed_impl(FunctionKernel* self, Stack* stack, std::index_sequence<I...>) {
+    constexpr size_t n = sizeof...(Args);
+    IValue* base = stack->data() + stack->size() - n;
+    (void)base;
+    if constexpr (std::is_void_v<Ret>) {
+      self->fn(boxing::IValueTo<Args>::get(base[I])...);
+      stack->resize(stack->size() - n);
+    } else {
+      Ret r = self->fn(boxing::IValueTo<Args>::get(base[I])...);
+      stack->resize(stack->size() - n);
+      boxing::Returns<Ret>::push(*stack, std::move(r));
+    }
+  }
+};
+
+// Same, for kernels whose first parameter is the DispatchKeySet.
+template <typename Ret, typename... Args>
+struct KeySetFunctionKernel : OperatorKernel {
+  Ret (*fn)(DispatchKeySet, Args...);
+  explicit KeySetFunctionKernel(Ret (*f)(DispatchKeySet, Args...)) : fn(f) {}
+
+  static Ret call_unboxed(OperatorKernel* self, DispatchKeySet ks, Args... args) {
+    return static_cast<KeySetFunctionKernel*>(self)->fn(ks, std::forward<Args>(args)...);
+  }
+  static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
+    call_boxed_impl(static_cast<KeySetFunctionKernel*>(self), ks, stack, std::index_sequence_for<Args...>{});
+  }
+  template <size_t... I>
+  static void call_boxed_impl(KeySetFunctionKernel* self, DispatchKeySet ks, Stack* stack,
+                              std::index_sequence<I...>) {
+    constexpr size_t n = sizeof...(Args);
+    IValue* base = stack->data() + stack->size() - n;
+    (void)base;
+    if constexpr (std::is_void_v<Ret>) {
+      self->fn(ks, boxing::IValueTo<Args>::get(base[I])...);
+      stack->resize(stack->size() - n);
+    } else {
+      Ret r = self->fn(ks, boxing::IValueTo<Args>::get(base[I])...);
+      stack->resize(stack->size() - n);
+      boxing::Returns<Ret>::push(*stack, std::move(r));
+    }
+  }
+};
+
+template <typename Ret, typename... Args>
+struct KernelFactory {
+  using Functor = FunctionKernel<Ret, Args...>;
+  static constexpr int num_args = sizeof...(Args);
+  static const std::type_info& signature() { return typeid(Ret(Args...)); }
+};
+template <typename Ret, typename... Args>
+struct KernelFactory<Ret, DispatchKeySet, Args...> {
+  using Functor = KeySetFunctionKernel<Ret, Args...>;
+  static constexpr int num_args = sizeof...(Args);
+  static const std::type_info& signature() { return typeid(Ret(Args...)); }
+};
+
+}  // namespace detail
+
+template <typename Ret, typename... Args>
+KernelFunction KernelFunction::make_from_unboxed(Ret (*fn)(Args...)) {
+  using Factory = detail::KernelFactory<Ret, Args...>;
+  using Functor = typename Factory::Functor;
+  KernelFunction k;
+  k.functor_ = std::make_shared<Functor>(fn);
+  k.boxed_ = &Functor::call_boxed;
+  k.unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed);
+  k.signature_ = &Factory::signature();
+  k.num_cpp_args_ = Factory::num_args;
+  k.num_cpp_returns_ = static_cast<int>(boxing::Returns<Ret>::count);
+  return k;
+}
+
+}  // namespace sdk

@@ -1,0 +1,148 @@
+// Building blocks of the CPU element-wise kernels: dtype conversion of single
+// values and of strided runs, and dispatch on the type a kernel computes in.
+// Internal to csrc/ops (included by kernel .cpp files only).
+//
+// Note [Compute type]
+// ~~~~~~~~~~~~~~~~~~~
+// An element-wise kernel computes in the *compute type* of its common dtype:
+// the dtype's own C++ type, except float16 and bfloat16, which compute in
+// float (PyTorch's "opmath" type). Operands whose dtype is not the compute
+// type (a float16 tensor, an int32 input of a float op, an out= of another
+// dtype) are converted on the fly: runs of up to kChunk elements are loaded
+// into a stack buffer of the compute type, computed, and stored back
+// converted. Operands already in the compute type are used in place.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "core/Exception.h"
+#include "core/Half.h"
+#include "core/ScalarType.h"
+
+namespace sdk::ops::cpu {
+
+constexpr int64_t kChunk = 256;
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+template <typename T>
+constexpr ScalarType scalar_type_of() {
+  if constexpr (std::is_same_v<T, bool>) return ScalarType::Bool;
+  else if constexpr (std::is_same_v<T, uint8_t>) return ScalarType::UInt8;
+  else if constexpr (std::is_same_v<T, int8_t>) return ScalarType::Int8;
+  else if constexpr (std::is_same_v<T, int16_t>) return ScalarType::Int16;
+  else if constexpr (std::is_same_v<T, int32_t>) return ScalarType::Int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return ScalarType::Int64;
+  else if constexpr (std::is_same_v<T, Half>) return ScalarType::Float16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return ScalarType::BFloat16;
+  else if constexpr (std::is_same_v<T, float>) return ScalarType::Float32;
+  else return ScalarType::Float64;
+}
+
+template <typename T>
+constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// Value conversion with defined results for every input: floating values that
+// do not fit an integer type (NaN, inf, out of range) give int64's minimum,
+// truncated to the target, as x86 hardware does for PyTorch.
+template <typename To, typename From>
+inline To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_reduced_float_v<From>) {
+    return convert<To, float>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (is_reduced_float_v<To>) {
+    return To(convert<float, From>(v));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    constexpr From lo = From(-9223372036854775808.0), hi = From(9223372036854775808.0);
+    int64_t i = (v >= lo && v < hi) ? static_cast<int64_t>(v) : INT64_MIN;
+    return static_cast<To>(i);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// Calls f(TypeTag<storage C++ type>{}) for a dtype.
+template <typename F>
+inline decltype(auto) dispatch_storage_type(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case ScalarType::Bool: return f(TypeTag<bool>{});
+    case ScalarType::UInt8: return f(TypeTag<uint8_t>{});
+    case ScalarType::Int8: return f(TypeTag<int8_t>{});
+    case ScalarType::Int16: return f(TypeTag<int16_t>{});
+    case ScalarType::Int32: return f(TypeTag<int32_t>{});
+    case ScalarType::Int64: return f(TypeTag<int64_t>{});
+    case ScalarType::Float16: return f(TypeTag<Half>{});
+    case ScalarType::BFloat16: return f(TypeTag<BFloat16>{});
+    case ScalarType::Float32: return f(TypeTag<float>{});
+    case ScalarType::Float64: return f(TypeTag<double>{});
+    default: SDK_THROW(Type, op, ": unsupported dtype ", scalar_type_name(t));
+  }
+}
+
+// Calls f(TypeTag<compute type>{}); see Note [Compute type].
+template <typename F>
+inline decltype(auto) dispatch_compute_type(ScalarType t, const char* op, F&& f) {
+  if (t == ScalarType::Float16 || t == ScalarType::BFloat16) return f(TypeTag<float>{});
+  return dispatch_storage_type(t, op, std::forward<F>(f));
+}
+
+// dst[i] = src[i * stride] converted from `dtype` to T, for i < n.
+template <typename T>
+void load_converted(T* dst, const char* src, int64_t stride, ScalarType dtype, int64_t n) {
+  dispatch_storage_type(dtype, "load", [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (int64_t i = 0; i < n; ++i) {
+      S v;
+      std::memcpy(&v, src + i * stride, sizeof(S));
+      dst[i] = convert<T, S>(v);
+    }
+  });
+}
+
+// dst[i * stride] = src[i] converted from T to `dtype`, for i < n.
+template <typename T>
+void store_converted(char* dst, int64_t stride, ScalarType dtype, const T* src, int64_t n) {
+  dispatch_storage_type(dtype, "store", [&](auto tag) {
+    using D = typename decltype(tag)::type;
+    for (int64_t i = 0; i < n; ++i) {
+      D v = convert<D, T>(src[i]);
+      std::memcpy(dst + i * stride, &v, sizeof(D));
+    }
+  });
+}
+
+// Integer arithmetic that wraps like PyTorch's instead of overflowing into
+// undefined behaviour: computed in an unsigned type at least as wide as int.
+template <typename T>
+using wide_unsigned_t = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+
+template <typename T>
+inline T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wide_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+inline T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = wide_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+}  // namespace sdk::ops::cpu

@@ -1,0 +1,68 @@
+#include "python/Errors.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+namespace {
+PyObject* g_out_of_memory_error = nullptr;
+PyObject* g_accelerator_error = nullptr;
+
+PyObject* python_type_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Value:
+      return PyExc_ValueError;
+    case ErrorKind::Type:
+      return PyExc_TypeError;
+    case ErrorKind::Index:
+      return PyExc_IndexError;
+    case ErrorKind::NotImplemented:
+      return PyExc_NotImplementedError;
+    case ErrorKind::OutOfMemory:
+      return g_out_of_memory_error;
+    case ErrorKind::Accelerator:
+      return g_accelerator_error;
+    case ErrorKind::Runtime:
+    default:
+      return PyExc_RuntimeError;
+  }
+}
+}  // namespace
+
+void set_python_error_from_current_exception() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const Error& e) {
+    PyErr_SetString(python_type_for(e.kind()), e.what());
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_MemoryError, "std::bad_alloc");
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
+void init_errors(py::module_& m) {
+  g_out_of_memory_error = PyErr_NewExceptionWithDoc(
+      "backend_sdk.OutOfMemoryError",
+      "Raised when a device has no memory left for an allocation (a MemoryError).", PyExc_MemoryError, nullptr);
+  g_accelerator_error = PyErr_NewExceptionWithDoc(
+      "backend_sdk.AcceleratorError",
+      "Raised when a device reports a fault (kernel fault, device lost); a RuntimeError.", PyExc_RuntimeError,
+      nullptr);
+  m.add_object("OutOfMemoryError", py::handle(g_out_of_memory_error));
+  m.add_object("AcceleratorError", py::handle(g_accelerator_error));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(python_type_for(e.kind()), e.what());
+    }
+  });
+}
+
+}  // namespace sdk::python

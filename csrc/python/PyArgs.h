@@ -1,0 +1,25 @@
+// Converting Python arguments to IValues and IValues back to Python, by schema type.
+#pragma once
+
+#include <Python.h>
+
+#include <string>
+
+#include "dispatch/FunctionSchema.h"
+#include "dispatch/IValue.h"
+
+namespace sdk::python {
+
+// Converts obj to an IValue of schema type `type`. Returns false (no Python
+// error set) if obj is not of that type, so overload resolution can go on.
+// Throws sdk::Error for values of the right type that are invalid
+// (a bad device string).
+bool to_ivalue(PyObject* obj, const Type& type, IValue* out);
+// New reference: the Python value of v (tensors wrapped, lists as lists).
+PyObject* from_ivalue(const IValue& v);
+// The IValue for a schema default's text ("1", "None", "[0, 1]", "contiguous_format").
+IValue default_ivalue(const Argument& arg);
+// "Tensor", "int", "list of [int, str]" ... for error messages.
+std::string python_type_name(PyObject* obj);
+
+}  // namespace sdk::python

@@ -1,0 +1,249 @@
+// Zero-copy interop: numpy (__array_interface__) and DLPack capsules.
+#include <pybind11/stl.h>
+
+#include "core/Exception.h"
+#include "python/Errors.h"
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+namespace {
+
+// ---- numpy ----
+const char* typestr(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "|b1";
+    case ScalarType::UInt8: return "|u1";
+    case ScalarType::Int8: return "|i1";
+    case ScalarType::Int16: return "<i2";
+    case ScalarType::Int32: return "<i4";
+    case ScalarType::Int64: return "<i8";
+    case ScalarType::Float16: return "<f2";
+    case ScalarType::BFloat16: return "<u2";  // reinterpreted as ml_dtypes.bfloat16 by the caller
+    case ScalarType::Float32: return "<f4";
+    case ScalarType::Float64: return "<f8";
+    default: return "";
+  }
+}
+
+void check_host_accessible(const Tensor& t, const char* what) {
+  SDK_CHECK_TYPE(t.is_cpu(), "can't convert ", t.device(), " device type tensor to ", what,
+                 ". Use Tensor.cpu() to copy the tensor to host memory first.");
+}
+
+py::dict array_interface(const Tensor& t) {
+  check_host_accessible(t, "numpy");
+  py::dict d;
+  std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides;
+  for (int64_t s : t.strides()) strides.push_back(s * static_cast<int64_t>(t.itemsize()));
+  d["shape"] = py::tuple(py::cast(shape));
+  d["strides"] = py::tuple(py::cast(strides));
+  d["typestr"] = typestr(t.dtype());
+  // numpy rejects a null data pointer for non-empty arrays; empty tensors may have one.
+  uintptr_t ptr = reinterpret_cast<uintptr_t>(t.data_ptr());
+  d["data"] = py::make_tuple(ptr ? ptr : uintptr_t{64}, false);
+  d["version"] = 3;
+  return d;
+}
+
+void decref_with_gil(void* obj) {
+  if (!Py_IsInitialized()) return;  // interpreter gone: nothing left to release
+  PyGILState_STATE s = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(obj));
+  PyGILState_Release(s);
+}
+
+// A tensor over memory owned by a Python object (kept alive until the storage dies).
+Tensor tensor_over_python_memory(py::object owner, uintptr_t data, const std::vector<int64_t>& shape,
+                                 const std::vector<int64_t>& byte_strides, ScalarType dtype) {
+  size_t itemsize = element_size(dtype);
+  std::vector<int64_t> strides;
+  for (int64_t s : byte_strides) {
+    SDK_CHECK_VALUE(s >= 0, "from_numpy: At least one stride in the given numpy array is negative, and tensors "
+                    "with negative strides are not currently supported. (You can probably work around this by "
+                    "making a copy of your array with array.copy().)");
+    SDK_CHECK_VALUE(s % static_cast<int64_t>(itemsize) == 0, "from_numpy: given numpy array strides not a multiple "
+                    "of the element byte size. Copy the numpy array to reallocate the memory.");
+    strides.push_back(s / static_cast<int64_t>(itemsize));
+  }
+  size_t nbytes = TensorImpl::compute_storage_nbytes(shape, strides, itemsize, 0);
+  PyObject* raw_owner = owner.release().ptr();
+  DataPtr ptr(reinterpret_cast<void*>(data), raw_owner, &decref_with_gil, Device(DeviceType::CPU));
+  auto storage = make_intrusive<StorageImpl>(std::move(ptr), nbytes, nullptr, false);
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, Device(DeviceType::CPU),
+                                         default_tensor_key_set(DeviceType::CPU));
+  impl->set_sizes_and_strides(shape, strides, 0);
+  return Tensor(std::move(impl));
+}
+
+// ---- DLPack (v0.8 ABI, unversioned capsules) ----
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+constexpr int32_t kDLCPU = 1;
+enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+
+DLDataType to_dl_dtype(ScalarType t) {
+  uint8_t bits = static_cast<uint8_t>(element_size(t) * 8);
+  switch (t) {
+    case ScalarType::Bool: return {kDLBool, 8, 1};
+    case ScalarType::UInt8: return {kDLUInt, bits, 1};
+    case ScalarType::Float16:
+    case ScalarType::Float32:
+    case ScalarType::Float64: return {kDLFloat, bits, 1};
+    case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
+    default: return {kDLInt, bits, 1};
+  }
+}
+
+ScalarType from_dl_dtype(DLDataType d) {
+  SDK_CHECK_TYPE(d.lanes == 1, "from_dlpack: vector types (lanes=", d.lanes, ") are not supported");
+  switch (d.code) {
+    case kDLBool: return ScalarType::Bool;
+    case kDLUInt:
+      SDK_CHECK_TYPE(d.bits == 8, "from_dlpack: unsupported unsigned integer width ", int(d.bits));
+      return ScalarType::UInt8;
+    case kDLInt:
+      switch (d.bits) {
+        case 8: return ScalarType::Int8;
+        case 16: return ScalarType::Int16;
+        case 32: return ScalarType::Int32;
+        case 64: return ScalarType::Int64;
+      }
+      break;
+    case kDLFloat:
+      switch (d.bits) {
+        case 16: return ScalarType::Float16;
+        case 32: return ScalarType::Float32;
+        case 64: return ScalarType::Float64;
+      }
+      break;
+    case kDLBfloat:
+      if (d.bits == 16) return ScalarType::BFloat16;
+      break;
+  }
+  SDK_THROW(Type, "from_dlpack: unsupported DLPack dtype (code ", int(d.code), ", bits ", int(d.bits), ")");
+}
+
+struct ExportedTensor {
+  Tensor tensor;
+  std::vector<int64_t> shape, strides;
+  DLManagedTensor managed;
+};
+
+void exported_deleter(DLManagedTensor* m) { delete static_cast<ExportedTensor*>(m->manager_ctx); }
+
+void capsule_destructor(PyObject* capsule) {
+  // Only an unconsumed capsule still owns its tensor.
+  if (PyCapsule_IsValid(capsule, "dltensor")) {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+
+py::object to_dlpack(const Tensor& t) {
+  check_host_accessible(t, "DLPack");
+  auto* e = new ExportedTensor();
+  e->tensor = t;
+  e->shape.assign(t.sizes().begin(), t.sizes().end());
+  e->strides.assign(t.strides().begin(), t.strides().end());
+  DLTensor& dl = e->managed.dl_tensor;
+  dl.data = t.data_ptr();
+  dl.device = {kDLCPU, 0};
+  dl.ndim = static_cast<int32_t>(t.dim());
+  dl.dtype = to_dl_dtype(t.dtype());
+  dl.shape = e->shape.data();
+  dl.strides = e->strides.data();
+  dl.byte_offset = 0;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = &exported_deleter;
+  PyObject* cap = PyCapsule_New(&e->managed, "dltensor", capsule_destructor);
+  if (!cap) {
+    delete e;
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+void call_dl_deleter(void* ctx) {
+  auto* m = static_cast<DLManagedTensor*>(ctx);
+  if (!m->deleter) return;
+  // Producers (numpy) may touch Python objects in their deleter.
+  if (Py_IsInitialized()) {
+    PyGILState_STATE s = PyGILState_Ensure();
+    m->deleter(m);
+    PyGILState_Release(s);
+  } else {
+    m->deleter(m);
+  }
+}
+
+Tensor from_dlpack_capsule(py::handle capsule) {
+  SDK_CHECK_TYPE(PyCapsule_CheckExact(capsule.ptr()), "from_dlpack: expected an object with __dlpack__ or a "
+                 "DLPack capsule, got ", Py_TYPE(capsule.ptr())->tp_name);
+  SDK_CHECK_VALUE(PyCapsule_IsValid(capsule.ptr(), "dltensor"), "from_dlpack: the capsule was already consumed "
+                  "(a DLPack capsule can be used only once) or is not named 'dltensor'");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  const DLTensor& dl = m->dl_tensor;
+  SDK_CHECK_TYPE(dl.device.device_type == kDLCPU, "from_dlpack: only CPU DLPack tensors are supported, got device "
+                 "type ", dl.device.device_type);
+  ScalarType dtype = from_dl_dtype(dl.dtype);
+  std::vector<int64_t> shape(dl.shape, dl.shape + dl.ndim);
+  std::vector<int64_t> strides = dl.strides ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim)
+                                            : contiguous_strides(shape).ref().vec();
+  for (int64_t s : strides) SDK_CHECK_VALUE(s >= 0, "from_dlpack: negative strides are not supported");
+  size_t nbytes = TensorImpl::compute_storage_nbytes(shape, strides, element_size(dtype), 0);
+  char* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  DataPtr ptr(data, m, &call_dl_deleter, Device(DeviceType::CPU));
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // ownership moved to the storage
+  auto storage = make_intrusive<StorageImpl>(std::move(ptr), nbytes, nullptr, false);
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, Device(DeviceType::CPU),
+                                         default_tensor_key_set(DeviceType::CPU));
+  impl->set_sizes_and_strides(shape, strides, 0);
+  return Tensor(std::move(impl));
+}
+
+}  // namespace
+
+void init_interop(py::module_& m) {
+  m.def("_array_interface", &array_interface, py::arg("tensor"),
+        "numpy's __array_interface__ for a CPU tensor (shares memory).");
+  m.def(
+      "_tensor_from_buffer",
+      [](py::object owner, uintptr_t data, std::vector<int64_t> shape, std::vector<int64_t> byte_strides,
+         py::handle dtype) {
+        ScalarType t;
+        SDK_CHECK_TYPE(parse_dtype(dtype.ptr(), &t), "_tensor_from_buffer: expected a dtype");
+        return tensor_over_python_memory(std::move(owner), data, shape, byte_strides, t);
+      },
+      py::arg("owner"), py::arg("data"), py::arg("shape"), py::arg("byte_strides"), py::arg("dtype"),
+      "A CPU tensor over memory that `owner` keeps alive (no copy).");
+  m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), "A 'dltensor' capsule sharing the tensor's memory.");
+  m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"),
+        "A tensor sharing the memory of a 'dltensor' capsule, which it consumes.");
+}
+
+}  // namespace sdk::python

@@ -1,0 +1,633 @@
+// Operators as Python callables (OpOverload, OpOverloadPacket), Python kernels
+// and the Library binding.
+//
+// Note [Python argument binding]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A call binds Python arguments to the schema the way torch.ops does:
+// positional arguments fill the positional parameters in order, keyword
+// arguments match by name (kwarg-only parameters only by name), absent
+// parameters take their schema default. As in PyTorch, when the only
+// remaining positional parameter is an int list, extra positional ints are
+// gathered into it (x.view(2, 3)). A packet (ops.aten.add) tries its
+// overloads in definition order and calls the first that binds.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "dispatch/Library.h"
+#include "python/Errors.h"
+#include "python/PyArgs.h"
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Argument binding
+// ---------------------------------------------------------------------------
+struct BoundSchema {
+  explicit BoundSchema(OperatorHandle op) : handle(op), schema(op.schema()) {
+    for (const Argument& a : schema.arguments) {
+      defaults.push_back(a.default_text ? std::optional<IValue>(default_ivalue(a)) : std::nullopt);
+      names.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(a.name.c_str())));
+    }
+    num_positional = schema.num_positional();
+    if (num_positional >= 1) {
+      const Type& last = *schema.arguments[num_positional - 1].type;
+      varargs_intlist = last.kind == TypeKind::List &&
+                        (last.elem->kind == TypeKind::Int || last.elem->kind == TypeKind::SymInt);
+    }
+  }
+  OperatorHandle handle;
+  FunctionSchema schema;  // a copy: stays valid if the op is deregistered while we run
+  std::vector<std::optional<IValue>> defaults;
+  std::vector<py::object> names;
+  size_t num_positional = 0;
+  bool varargs_intlist = false;
+};
+
+std::string arg_error(const BoundSchema& b, size_t i, PyObject* obj) {
+  const Argument& a = b.schema.arguments[i];
+  return b.schema.qualified_name() + "(): argument '" + a.name + "' (position " + std::to_string(i + 1) +
+         ") must be " + a.type->str() + ", not " + python_type_name(obj);
+}
+
+// Binds args to the schema into `stack`. On failure returns false and sets
+// *error to a message (no Python error is set).
+bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, PyObject* kwnames,
+                    Stack* stack, std::string* error) {
+  const auto& params = b.schema.arguments;
+  size_t n = params.size();
+  stack->assign(n, IValue());
+  std::vector<bool> filled(n, false);
+  // In a vectorcall, keyword values follow the positional arguments.
+  PyObject* const* kwvalues = args + nargs;
+  // Gather `x.view(2, 3)` into the int-list parameter.
+  py::object gathered;
+  if (b.varargs_intlist && nargs > b.num_positional && nargs >= 1) {
+    size_t first = b.num_positional - 1;
+    bool all_ints = true;
+    for (size_t i = first; i < nargs; ++i) all_ints &= PyLong_Check(args[i]) && !PyBool_Check(args[i]);
+    if (all_ints) {
+      gathered = py::reinterpret_steal<py::object>(PyTuple_New(static_cast<Py_ssize_t>(nargs - first)));
+      for (size_t i = first; i < nargs; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(gathered.ptr(), static_cast<Py_ssize_t>(i - first), args[i]);
+      }
+      nargs = first + 1;
+    }
+  }
+  if (nargs > b.num_positional) {
+    *error = b.schema.qualified_name() + "() takes " + std::to_string(b.num_positional) +
+             " positional arguments but " + std::to_string(nargs) + " were given";
+    return false;
+  }
+  for (size_t i = 0; i < nargs; ++i) {
+    PyObject* obj = (gathered && i == nargs - 1) ? gathered.ptr() : args[i];
+    if (!to_ivalue(obj, *params[i].type, &(*stack)[i])) {
+      *error = arg_error(b, i, obj);
+      return false;
+    }
+    filled[i] = true;
+  }
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    PyObject* value = kwvalues[k];
+    size_t i = 0;
+    for (; i < n; ++i) {
+      if (b.names[i].ptr() == key || PyUnicode_Compare(b.names[i].ptr(), key) == 0) break;
+    }
+    if (i == n) {
+      *error = b.schema.qualified_name() + "() got an unexpected keyword argument '" +
+               std::string(PyUnicode_AsUTF8(key)) + "'";
+      return false;
+    }
+    if (filled[i]) {
+      *error = b.schema.qualified_name() + "() got multiple values for argument '" + params[i].name + "'";
+      return false;
+    }
+    if (!to_ivalue(value, *params[i].type, &(*stack)[i])) {
+      *error = arg_error(b, i, value);
+      return false;
+    }
+    filled[i] = true;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (filled[i]) continue;
+    if (!b.defaults[i]) {
+      *error = b.schema.qualified_name() + "() missing required argument '" + params[i].name + "' (position " +
+               std::to_string(i + 1) + ")";
+      return false;
+    }
+    (*stack)[i] = *b.defaults[i];
+  }
+  return true;
+}
+
+// Converts the returns on the stack to Python: None, one value, or a tuple.
+PyObject* returns_to_python(const FunctionSchema& schema, Stack& stack) {
+  size_t nret = schema.returns.size();
+  if (nret == 0) Py_RETURN_NONE;
+  if (nret == 1) return from_ivalue(stack.back());
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(nret));
+  size_t base = stack.size() - nret;
+  for (size_t i = 0; i < nret; ++i) PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), from_ivalue(stack[base + i]));
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+// OpOverload: one schema, callable
+// ---------------------------------------------------------------------------
+struct PyOpOverload {
+  PyObject_HEAD
+  BoundSchema* bound;
+  PyObject* name;  // "aten::add.Tensor"
+  vectorcallfunc vectorcall;
+};
+
+PyTypeObject g_overload_type{PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject g_packet_type{PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  Stack stack;
+  std::string error;
+  if (!bind_arguments(b, args, nargs, kwnames, &stack, &error)) {
+    PyErr_SetString(PyExc_TypeError, error.c_str());
+    return nullptr;
+  }
+  b.handle.call_boxed(&stack);
+  return returns_to_python(b.schema, stack);
+}
+
+PyObject* overload_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  SDK_HANDLE_ERRORS_BEGIN
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  return call_bound(*o->bound, args, PyVectorcall_NARGS(nargsf), kwnames);
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+
+void overload_dealloc(PyObject* self) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  delete o->bound;
+  Py_XDECREF(o->name);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* overload_repr(PyObject* self) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  return PyUnicode_FromFormat("<OpOverload %U>", o->name);
+}
+
+PyObject* overload_get_schema(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  return PyUnicode_FromString(o->bound->schema.str().c_str());
+}
+PyObject* overload_get_name(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  Py_INCREF(o->name);
+  return o->name;
+}
+
+PyGetSetDef g_overload_getset[] = {
+    {"_schema", overload_get_schema, nullptr, "The operator's schema text.", nullptr},
+    {"__name__", overload_get_name, nullptr, "The qualified name 'ns::op.overload'.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyObject* make_overload(OperatorHandle op) {
+  PyObject* obj = g_overload_type.tp_alloc(&g_overload_type, 0);
+  if (!obj) throw py::error_already_set();
+  auto* o = reinterpret_cast<PyOpOverload*>(obj);
+  o->vectorcall = overload_vectorcall;
+  try {
+    o->bound = new BoundSchema(op);
+  } catch (...) {
+    Py_DECREF(obj);
+    throw;
+  }
+  o->name = PyUnicode_FromString(op.name().c_str());
+  return obj;
+}
+
+// ---------------------------------------------------------------------------
+// OpOverloadPacket: all overloads of ns::name; picks one per call
+// ---------------------------------------------------------------------------
+struct PyOpPacket {
+  PyObject_HEAD
+  PyObject* overloads;  // tuple of OpOverload, in definition order
+  PyObject* overload_names;  // tuple of str ("default" for the unnamed overload)
+  PyObject* name;            // "aten::add"
+  vectorcallfunc vectorcall;
+};
+
+PyObject* packet_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  SDK_HANDLE_ERRORS_BEGIN
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  size_t nargs = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t n = PyTuple_GET_SIZE(p->overloads);
+  std::string errors;
+  Stack stack;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    auto* o = reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i));
+    std::string error;
+    if (bind_arguments(*o->bound, args, nargs, kwnames, &stack, &error)) {
+      o->bound->handle.call_boxed(&stack);
+      return returns_to_python(o->bound->schema, stack);
+    }
+    errors += "\n  " + o->bound->schema.str() + "\n    " + error;
+  }
+  std::string msg = std::string(PyUnicode_AsUTF8(p->name)) +
+                    "() received an invalid combination of arguments. None of its overloads matched:" + errors;
+  PyErr_SetString(PyExc_TypeError, msg.c_str());
+  return nullptr;
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+
+void packet_dealloc(PyObject* self) {
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  Py_XDECREF(p->overloads);
+  Py_XDECREF(p->overload_names);
+  Py_XDECREF(p->name);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* packet_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<OpOverloadPacket %U>", reinterpret_cast<PyOpPacket*>(self)->name);
+}
+
+PyObject* packet_getattro(PyObject* self, PyObject* attr) {
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  Py_ssize_t n = PyTuple_GET_SIZE(p->overload_names);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PyUnicode_Compare(PyTuple_GET_ITEM(p->overload_names, i), attr) == 0) {
+      PyObject* o = PyTuple_GET_ITEM(p->overloads, i);
+      Py_INCREF(o);
+      return o;
+    }
+  }
+  PyObject* r = PyObject_GenericGetAttr(self, attr);
+  if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_AttributeError, "The underlying op of '%U' has no overload name '%U'", p->name, attr);
+  }
+  return r;
+}
+
+// Binding as a method: Tensor.add = packet makes x.add(y) call packet(x, y).
+PyObject* packet_descr_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+PyObject* packet_get_overloads(PyObject* self, void*) {
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  return PySequence_List(p->overload_names);
+}
+PyObject* packet_get_name(PyObject* self, void*) {
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  Py_INCREF(p->name);
+  return p->name;
+}
+PyObject* packet_get_doc(PyObject* self, void*) {
+  auto* p = reinterpret_cast<PyOpPacket*>(self);
+  std::string doc = std::string(PyUnicode_AsUTF8(p->name)) + " — overloads:";
+  Py_ssize_t n = PyTuple_GET_SIZE(p->overloads);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    doc += "\n  " + reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i))->bound->schema.str();
+  }
+  return PyUnicode_FromString(doc.c_str());
+}
+
+PyGetSetDef g_packet_getset[] = {
+    {"_overload_names", packet_get_overloads, nullptr, "Overload names, in definition order.", nullptr},
+    {"__name__", packet_get_name, nullptr, "The qualified name 'ns::op'.", nullptr},
+    {"__doc__", packet_get_doc, nullptr, "The schemas of every overload.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// `ns::name` -> packet, or None if no overload has a schema.
+py::object make_packet(const std::string& ns_and_name) {
+  auto names = Dispatcher::singleton().overload_names(ns_and_name);
+  std::vector<py::object> overloads;
+  std::vector<std::string> kept;
+  for (const auto& overload : names) {
+    auto op = Dispatcher::singleton().find_schema(overload.empty() ? ns_and_name : ns_and_name + "." + overload);
+    if (!op) continue;
+    overloads.push_back(py::reinterpret_steal<py::object>(make_overload(*op)));
+    kept.push_back(overload.empty() ? "default" : overload);
+  }
+  if (overloads.empty()) return py::none();
+  PyObject* obj = g_packet_type.tp_alloc(&g_packet_type, 0);
+  if (!obj) throw py::error_already_set();
+  auto* p = reinterpret_cast<PyOpPacket*>(obj);
+  p->vectorcall = packet_vectorcall;
+  p->overloads = py::tuple(py::cast(overloads)).release().ptr();
+  p->overload_names = py::tuple(py::cast(kept)).release().ptr();
+  p->name = PyUnicode_FromString(ns_and_name.c_str());
+  return py::reinterpret_steal<py::object>(obj);
+}
+
+void init_op_types() {
+  g_overload_type.tp_name = "backend_sdk._C.OpOverload";
+  g_overload_type.tp_basicsize = sizeof(PyOpOverload);
+  g_overload_type.tp_dealloc = overload_dealloc;
+  g_overload_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  g_overload_type.tp_vectorcall_offset = offsetof(PyOpOverload, vectorcall);
+  g_overload_type.tp_call = PyVectorcall_Call;
+  g_overload_type.tp_repr = overload_repr;
+  g_overload_type.tp_getset = g_overload_getset;
+  g_overload_type.tp_doc = "One overload of an operator (ns::name.overload), callable like a function.";
+  if (PyType_Ready(&g_overload_type) < 0) throw py::error_already_set();
+
+  g_packet_type.tp_name = "backend_sdk._C.OpOverloadPacket";
+  g_packet_type.tp_basicsize = sizeof(PyOpPacket);
+  g_packet_type.tp_dealloc = packet_dealloc;
+  g_packet_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  g_packet_type.tp_vectorcall_offset = offsetof(PyOpPacket, vectorcall);
+  g_packet_type.tp_call = PyVectorcall_Call;
+  g_packet_type.tp_repr = packet_repr;
+  g_packet_type.tp_getattro = packet_getattro;
+  g_packet_type.tp_descr_get = packet_descr_get;
+  g_packet_type.tp_getset = g_packet_getset;
+  if (PyType_Ready(&g_packet_type) < 0) throw py::error_already_set();
+}
+
+// ---------------------------------------------------------------------------
+// Python kernels
+// ---------------------------------------------------------------------------
+// A boxed kernel that calls a Python function with the operator's arguments
+// (positional parameters positionally, kwarg-only ones by keyword) and
+// converts what it returns back to the schema's returns.
+struct PythonKernel : OperatorKernel {
+  py::object fn;
+  bool with_keyset;
+  PythonKernel(py::object f, bool ks) : fn(std::move(f)), with_keyset(ks) {}
+  ~PythonKernel() override {
+    py::gil_scoped_acquire gil;
+    fn = py::object();
+  }
+};
+
+void push_python_returns(const FunctionSchema& schema, py::handle result, Stack* stack) {
+  size_t nret = schema.returns.size();
+  auto push_one = [&](py::handle obj, const Argument& ret) {
+    IValue v;
+    if (!to_ivalue(obj.ptr(), *ret.type, &v)) {
+      SDK_THROW(Type, "The Python kernel of ", schema.qualified_name(), " returned ", python_type_name(obj.ptr()),
+                " where the schema declares ", ret.type->str());
+    }
+    stack->push_back(std::move(v));
+  };
+  if (nret == 0) {
+    SDK_CHECK_TYPE(result.is_none(), "The Python kernel of ", schema.qualified_name(),
+                   " must return None (its schema returns ()), but returned ", python_type_name(result.ptr()));
+    return;
+  }
+  if (nret == 1) {
+    push_one(result, schema.returns[0]);
+    return;
+  }
+  SDK_CHECK_TYPE(PyTuple_Check(result.ptr()) || PyList_Check(result.ptr()), "The Python kernel of ",
+                 schema.qualified_name(), " must return a tuple of ", nret, " values, but returned ",
+                 python_type_name(result.ptr()));
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(result);
+  SDK_CHECK_TYPE(seq.size() == nret, "The Python kernel of ", schema.qualified_name(), " returned ", seq.size(),
+                 " values but its schema declares ", nret);
+  for (size_t i = 0; i < nret; ++i) push_one(seq[i], schema.returns[i]);
+}
+
+void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  auto* k = static_cast<PythonKernel*>(functor);
+  py::gil_scoped_acquire gil;
+  const FunctionSchema& schema = op.schema();
+  size_t n = schema.arguments.size();
+  size_t base = stack->size() - n;
+  py::list args;
+  py::dict kwargs;
+  if (k->with_keyset) args.append(py::cast(PyDispatchKeySet{ks}));
+  for (size_t i = 0; i < n; ++i) {
+    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
+    if (schema.arguments[i].kwarg_only) {
+      kwargs[schema.arguments[i].name.c_str()] = v;
+    } else {
+      args.append(v);
+    }
+  }
+  stack->resize(base);
+  py::object result = k->fn(*py::tuple(args), **kwargs);
+  push_python_returns(schema, result, stack);
+}
+
+// A boxed backend fallback written in Python: fn(op, keyset, args, kwargs).
+struct PythonFallback : OperatorKernel {
+  py::object fn;
+  explicit PythonFallback(py::object f) : fn(std::move(f)) {}
+  ~PythonFallback() override {
+    py::gil_scoped_acquire gil;
+    fn = py::object();
+  }
+};
+
+std::mutex g_overload_cache_mutex;
+std::unordered_map<std::string, py::object>& overload_cache() {
+  static auto* cache = new std::unordered_map<std::string, py::object>();
+  return *cache;
+}
+
+py::object overload_object(const OperatorHandle& op) {
+  // Called with the GIL held; the cache makes fallbacks cheap per call.
+  auto& cache = overload_cache();
+  auto it = cache.find(op.name());
+  if (it != cache.end()) return it->second;
+  py::object o = py::reinterpret_steal<py::object>(make_overload(op));
+  cache.emplace(op.name(), o);
+  return o;
+}
+
+void python_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  auto* k = static_cast<PythonFallback*>(functor);
+  py::gil_scoped_acquire gil;
+  const FunctionSchema& schema = op.schema();
+  size_t n = schema.arguments.size();
+  size_t base = stack->size() - n;
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < n; ++i) {
+    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
+    if (schema.arguments[i].kwarg_only) kwargs[schema.arguments[i].name.c_str()] = v;
+    else args.append(v);
+  }
+  stack->resize(base);
+  py::object result = k->fn(overload_object(op), py::cast(PyDispatchKeySet{ks}), py::tuple(args), kwargs);
+  push_python_returns(schema, result, stack);
+}
+
+// The Python Library object: owns its registrations, closes on reset().
+struct PyLibrary {
+  std::unique_ptr<Library> lib;
+  std::string ns;
+  std::string origin;
+};
+
+std::string caller_location() {
+  // "file.py:12" of the innermost Python frame outside backend_sdk/library.py.
+  try {
+    py::object frame = py::module_::import("sys").attr("_getframe")(0);
+    while (!frame.is_none()) {
+      std::string file = py::str(frame.attr("f_code").attr("co_filename"));
+      if (file.find("backend_sdk/library.py") == std::string::npos &&
+          file.find("backend_sdk\\library.py") == std::string::npos) {
+        return file + ":" + std::string(py::str(frame.attr("f_lineno")));
+      }
+      frame = frame.attr("f_back");
+    }
+  } catch (py::error_already_set&) {
+  }
+  return "<python>";
+}
+
+}  // namespace
+
+void init_ops(py::module_& m) {
+  init_op_types();
+  m.add_object("OpOverload", py::handle(reinterpret_cast<PyObject*>(&g_overload_type)));
+  m.add_object("OpOverloadPacket", py::handle(reinterpret_cast<PyObject*>(&g_packet_type)));
+
+  m.def("_get_op_packet", &make_packet, py::arg("qualified_name"),
+        "The OpOverloadPacket for 'ns::name', or None if no such operator is defined.");
+  m.def(
+      "_get_op_overload",
+      [](const std::string& name) -> py::object {
+        auto op = Dispatcher::singleton().find_schema(name);
+        if (!op) return py::none();
+        return py::reinterpret_steal<py::object>(make_overload(*op));
+      },
+      py::arg("qualified_name"));
+  m.def("_registered_operators", [] { return Dispatcher::singleton().registered_operator_names(); },
+        "Names of every defined operator overload, sorted.");
+  m.def(
+      "_dispatch_dump_table",
+      [](const std::string& name) {
+        return Dispatcher::singleton().find_schema_or_throw(name).entry().dump_computed_table();
+      },
+      py::arg("qualified_name"), "The computed dispatch table of an operator, one line per runtime key.");
+  m.def(
+      "_dispatch_dump",
+      [](const std::string& name) { return Dispatcher::singleton().find_schema_or_throw(name).entry().dump_state(); },
+      py::arg("qualified_name"), "The kernels registered for an operator, by key.");
+  m.def(
+      "_dispatch_has_kernel_for_key",
+      [](const std::string& name, const std::string& key) {
+        return Dispatcher::singleton().find_schema_or_throw(name).entry().has_kernel_for(parse_dispatch_key(key));
+      },
+      py::arg("qualified_name"), py::arg("key"));
+  m.def("_dispatch_key_set", [](const Tensor& t) { return PyDispatchKeySet{t.key_set()}; },
+        "The dispatch key set a tensor carries.");
+  m.def(
+      "_dispatch_keys_for_call",
+      [](py::args args) {
+        DispatchKeySet ks;
+        for (auto a : args) {
+          if (is_tensor(a.ptr())) ks = ks | unpack_tensor(a.ptr()).key_set();
+        }
+        LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+        return PyDispatchKeySet{(ks | tls.included) - tls.excluded};
+      },
+      "The key set a call with these tensors computes (tensors | TLS included - TLS excluded).");
+  m.def(
+      "_redispatch",
+      [](const std::string& name, const PyDispatchKeySet& ks, py::args args, py::kwargs kwargs) {
+        OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(name);
+        BoundSchema b(op);
+        std::vector<PyObject*> flat;
+        for (auto a : args) flat.push_back(a.ptr());
+        py::tuple kwnames(kwargs.size());
+        size_t i = 0;
+        for (auto item : kwargs) {
+          kwnames[i++] = item.first;
+          flat.push_back(item.second.ptr());
+        }
+        Stack stack;
+        std::string error;
+        if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack, &error)) {
+          throw py::type_error(error);
+        }
+        op.redispatch_boxed(ks.ks, &stack);
+        return py::reinterpret_steal<py::object>(returns_to_python(b.schema, stack));
+      },
+      py::arg("qualified_name"), py::arg("keyset"),
+      "Calls an operator with an explicit key set, skipping key computation (for kernels that redispatch).");
+
+  py::class_<PyLibrary>(m, "_Library")
+      .def(py::init([](const std::string& kind, const std::string& ns, std::optional<std::string> key) {
+             Library::Kind k;
+             if (kind == "DEF") k = Library::DEF;
+             else if (kind == "FRAGMENT") k = Library::FRAGMENT;
+             else if (kind == "IMPL") k = Library::IMPL;
+             else throw py::value_error("Library kind must be 'DEF', 'FRAGMENT' or 'IMPL', got '" + kind + "'");
+             std::optional<DispatchKey> dk;
+             if (key && !key->empty()) dk = parse_dispatch_key(*key);
+             SDK_CHECK_VALUE(k == Library::IMPL || !dk, "Library(", ns, ", ", kind,
+                             "): a dispatch_key is only allowed for IMPL libraries");
+             SDK_CHECK_VALUE(k != Library::IMPL || dk, "Library(", ns, ", IMPL): a dispatch_key is required");
+             std::string origin = caller_location();
+             auto lib = std::make_unique<Library>(k, ns, dk, origin.c_str(), 0);
+             return PyLibrary{std::move(lib), ns, origin};
+           }),
+           py::arg("kind"), py::arg("ns"), py::arg("dispatch_key") = py::none())
+      .def(
+          "define",
+          [](PyLibrary& self, const std::string& schema) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            self.lib->def(schema);
+            FunctionSchema s = parse_schema(schema);
+            return s.overload_name.empty() ? s.name : s.name + "." + s.overload_name;
+          },
+          py::arg("schema"))
+      .def(
+          "impl",
+          [](PyLibrary& self, const std::string& name, const std::string& key, py::object fn, bool with_keyset) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "impl(", name, "): the kernel must be callable, got ",
+                           python_type_name(fn.ptr()));
+            auto functor = std::make_shared<PythonKernel>(fn, with_keyset);
+            self.lib->impl(name, parse_dispatch_key(key),
+                           CppFunction::make_from_boxed(&python_kernel_boxed, std::move(functor)));
+          },
+          py::arg("name"), py::arg("dispatch_key"), py::arg("fn"), py::arg("with_keyset") = false)
+      .def(
+          "impl_fallthrough",
+          [](PyLibrary& self, const std::string& name, const std::string& key) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            self.lib->impl(name, parse_dispatch_key(key), CppFunction::make_fallthrough());
+          },
+          py::arg("name"), py::arg("dispatch_key"))
+      .def(
+          "fallback",
+          [](PyLibrary& self, py::object fn) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "fallback(): the kernel must be callable");
+            auto functor = std::make_shared<PythonFallback>(fn);
+            self.lib->fallback(CppFunction::make_from_boxed(&python_fallback_boxed, std::move(functor)));
+          },
+          py::arg("fn"))
+      .def("fallback_fallthrough",
+           [](PyLibrary& self) {
+             SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+             self.lib->fallback(CppFunction::make_fallthrough());
+           })
+      .def("reset", [](PyLibrary& self) { self.lib.reset(); }, "Removes every registration of this library.")
+      .def_property_readonly("closed", [](const PyLibrary& self) { return !self.lib; })
+      .def_property_readonly("origin", [](const PyLibrary& self) { return self.origin; });
+
+  m.def("_take_static_registration_errors", &take_static_registration_errors);
+}
+
+}  // namespace sdk::python

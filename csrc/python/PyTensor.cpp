@@ -1,0 +1,234 @@
+#include "python/PyTensor.h"
+
+#include <structmember.h>
+
+#include "dispatch/Dispatcher.h"
+#include "python/Errors.h"
+#include "python/PyCore.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+
+PyTypeObject* g_tensor_base_type = nullptr;
+namespace {
+PyTypeObject* g_tensor_class = nullptr;  // backend_sdk.Tensor, set by _set_tensor_class
+}
+
+PyObject* wrap_tensor(Tensor t) {
+  if (!t.defined()) Py_RETURN_NONE;
+  if (void* existing = t.impl()->pyobj()) {
+    Py_INCREF(static_cast<PyObject*>(existing));
+    return static_cast<PyObject*>(existing);
+  }
+  PyTypeObject* type = g_tensor_class ? g_tensor_class : g_tensor_base_type;
+  PyObject* obj = type->tp_alloc(type, 0);  // zeroed memory: a null Tensor is valid
+  if (!obj) throw py::error_already_set();
+  auto* pt = reinterpret_cast<PyTensor*>(obj);
+  new (&pt->tensor) Tensor(std::move(t));
+  pt->tensor.impl()->set_pyobj(obj);
+  return obj;
+}
+
+namespace {
+
+// ---- lifetime ----
+void tensor_dealloc(PyObject* self) {
+  auto* pt = reinterpret_cast<PyTensor*>(self);
+  if (pt->weakreflist) PyObject_ClearWeakRefs(self);
+  if (pt->tensor.defined() && pt->tensor.impl()->pyobj() == self) pt->tensor.impl()->set_pyobj(nullptr);
+  pt->tensor.~Tensor();
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* tensor_new(PyTypeObject*, PyObject*, PyObject*) {
+  PyErr_SetString(PyExc_TypeError,
+                  "backend_sdk.Tensor cannot be constructed directly; use backend_sdk.tensor(data), "
+                  "backend_sdk.empty(size) or another factory function");
+  return nullptr;
+}
+
+// ---- operands of the arithmetic slots ----
+// A tensor, or a Python number as a wrapped-number tensor (see Note [Result type computation]).
+bool to_operand(PyObject* obj, Tensor* out) {
+  if (is_tensor(obj)) {
+    *out = unpack_tensor(obj);
+    return true;
+  }
+  if (PyBool_Check(obj)) {
+    *out = wrapped_scalar_tensor(Scalar(obj == Py_True));
+    return true;
+  }
+  if (PyLong_CheckExact(obj) || PyLong_Check(obj)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow) return false;
+    *out = wrapped_scalar_tensor(Scalar(static_cast<int64_t>(v)));
+    return true;
+  }
+  if (PyFloat_Check(obj)) {
+    *out = wrapped_scalar_tensor(Scalar(PyFloat_AS_DOUBLE(obj)));
+    return true;
+  }
+  return false;
+}
+
+using BinarySig = Tensor(const Tensor&, const Tensor&, const Scalar&);
+
+#define SDK_BINARY_SLOT(fn_name, op_name)                                                                 \
+  PyObject* fn_name(PyObject* a, PyObject* b) {                                                          \
+    SDK_HANDLE_ERRORS_BEGIN                                                                              \
+    Tensor ta, tb;                                                                                        \
+    if (!to_operand(a, &ta) || !to_operand(b, &tb)) Py_RETURN_NOTIMPLEMENTED;                            \
+    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<BinarySig>();     \
+    return wrap_tensor(op.call(ta, tb, Scalar(int64_t{1})));                                             \
+    SDK_HANDLE_ERRORS_END(nullptr)                                                                       \
+  }
+
+SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor")
+SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor")
+
+#define SDK_INPLACE_SLOT(fn_name, op_name)                                                                \
+  PyObject* fn_name(PyObject* a, PyObject* b) {                                                          \
+    SDK_HANDLE_ERRORS_BEGIN                                                                              \
+    Tensor tb;                                                                                            \
+    if (!is_tensor(a) || !to_operand(b, &tb)) Py_RETURN_NOTIMPLEMENTED;                                  \
+    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<BinarySig>();     \
+    return wrap_tensor(op.call(unpack_tensor(a), tb, Scalar(int64_t{1})));                               \
+    SDK_HANDLE_ERRORS_END(nullptr)                                                                       \
+  }
+
+SDK_INPLACE_SLOT(tensor_iadd, "aten::add_.Tensor")
+SDK_INPLACE_SLOT(tensor_imul, "aten::mul_.Tensor")
+
+PyNumberMethods g_number_methods = [] {
+  PyNumberMethods m{};
+  m.nb_add = tensor_add;
+  m.nb_multiply = tensor_mul;
+  m.nb_inplace_add = tensor_iadd;
+  m.nb_inplace_multiply = tensor_imul;
+  return m;
+}();
+
+// ---- attributes ----
+PyObject* int_tuple(IntArrayRef a) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(a.size()));
+  if (!t) return nullptr;
+  for (size_t i = 0; i < a.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(a[i]));
+  return t;
+}
+
+PyObject* get_shape(PyObject* self, void*) {
+  SDK_HANDLE_ERRORS_BEGIN
+  return make_size(unpack_tensor(self).sizes());
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+PyObject* get_dtype(PyObject* self, void*) { return dtype_object(unpack_tensor(self).dtype()); }
+PyObject* get_device(PyObject* self, void*) {
+  SDK_HANDLE_ERRORS_BEGIN
+  return device_object(unpack_tensor(self).device());
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLongLong(unpack_tensor(self).dim()); }
+PyObject* get_version(PyObject* self, void*) { return PyLong_FromUnsignedLong(unpack_tensor(self).impl()->version()); }
+PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_meta()); }
+PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_cpu()); }
+PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }
+PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unpack_tensor(self).nbytes()); }
+PyObject* get_is_wrapped_number(PyObject* self, void*) {
+  return PyBool_FromLong(unpack_tensor(self).impl()->is_wrapped_number());
+}
+
+PyGetSetDef g_getset[] = {
+    {"shape", get_shape, nullptr, "The size of each dimension, as a backend_sdk.Size.", nullptr},
+    {"dtype", get_dtype, nullptr, "The element type.", nullptr},
+    {"device", get_device, nullptr, "The device the data lives on.", nullptr},
+    {"ndim", get_ndim, nullptr, "The number of dimensions.", nullptr},
+    {"_version", get_version, nullptr, "Version counter: bumped by every in-place write.", nullptr},
+    {"is_meta", get_is_meta, nullptr, "True for tensors on the meta device (no data).", nullptr},
+    {"is_cpu", get_is_cpu, nullptr, "True for tensors in host memory.", nullptr},
+    {"itemsize", get_itemsize, nullptr, "Bytes per element.", nullptr},
+    {"nbytes", get_nbytes, nullptr, "Bytes of the elements this tensor views (numel * itemsize).", nullptr},
+    {"_is_wrapped_number", get_is_wrapped_number, nullptr, "True for a Python number wrapped as a tensor.",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// size(dim=None) / stride(dim=None)
+PyObject* dim_query(PyObject* self, PyObject* const* args, Py_ssize_t nargs, bool strides) {
+  SDK_HANDLE_ERRORS_BEGIN
+  const Tensor& t = unpack_tensor(self);
+  const char* name = strides ? "stride" : "size";
+  if (nargs == 0 || args[0] == Py_None) return strides ? int_tuple(t.strides()) : make_size(t.sizes());
+  SDK_CHECK_TYPE(nargs == 1 && PyLong_Check(args[0]) && !PyBool_Check(args[0]), name,
+                 "(): argument 'dim' must be int");
+  int64_t d = PyLong_AsLongLong(args[0]);
+  if (d == -1 && PyErr_Occurred()) return nullptr;
+  return PyLong_FromLongLong(strides ? t.stride(d) : t.size(d));
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+PyObject* m_size(PyObject* self, PyObject* const* args, Py_ssize_t nargs) { return dim_query(self, args, nargs, false); }
+PyObject* m_stride(PyObject* self, PyObject* const* args, Py_ssize_t nargs) { return dim_query(self, args, nargs, true); }
+PyObject* m_dim(PyObject* self, PyObject*) { return PyLong_FromLongLong(unpack_tensor(self).dim()); }
+PyObject* m_numel(PyObject* self, PyObject*) { return PyLong_FromLongLong(unpack_tensor(self).numel()); }
+PyObject* m_storage_offset(PyObject* self, PyObject*) {
+  return PyLong_FromLongLong(unpack_tensor(self).storage_offset());
+}
+PyObject* m_is_contiguous(PyObject* self, PyObject*) { return PyBool_FromLong(unpack_tensor(self).is_contiguous()); }
+PyObject* m_data_ptr(PyObject* self, PyObject*) {
+  return PyLong_FromVoidPtr(unpack_tensor(self).data_ptr());
+}
+PyObject* m_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }
+PyObject* m_is_same(PyObject* self, PyObject* other) {
+  return PyBool_FromLong(is_tensor(other) && unpack_tensor(self).is_same(unpack_tensor(other)));
+}
+
+PyMethodDef g_methods[] = {
+    {"size", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(m_size)), METH_FASTCALL,
+     "size(dim=None) -> Size or int\n\nThe tensor's shape, or the size of one dimension."},
+    {"stride", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(m_stride)), METH_FASTCALL,
+     "stride(dim=None) -> tuple or int\n\nElements to step in storage per index of each dimension."},
+    {"dim", m_dim, METH_NOARGS, "dim() -> int\n\nNumber of dimensions."},
+    {"numel", m_numel, METH_NOARGS, "numel() -> int\n\nNumber of elements."},
+    {"storage_offset", m_storage_offset, METH_NOARGS,
+     "storage_offset() -> int\n\nOffset of element 0 in the storage, in elements."},
+    {"is_contiguous", m_is_contiguous, METH_NOARGS,
+     "is_contiguous() -> bool\n\nTrue if the elements are laid out in row-major order without gaps."},
+    {"data_ptr", m_data_ptr, METH_NOARGS, "data_ptr() -> int\n\nAddress of the first element."},
+    {"element_size", m_element_size, METH_NOARGS, "element_size() -> int\n\nBytes per element."},
+    {"_is_same", m_is_same, METH_O, "True if both objects wrap the same TensorImpl."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void init_tensor(py::module_& m) {
+  static PyTypeObject type = [] {
+    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    t.tp_name = "backend_sdk._C.TensorBase";
+    t.tp_basicsize = sizeof(PyTensor);
+    t.tp_dealloc = tensor_dealloc;
+    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+    t.tp_doc = "The C part of backend_sdk.Tensor.";
+    t.tp_weaklistoffset = offsetof(PyTensor, weakreflist);
+    t.tp_methods = g_methods;
+    t.tp_getset = g_getset;
+    t.tp_as_number = &g_number_methods;
+    t.tp_new = tensor_new;
+    return t;
+  }();
+  if (PyType_Ready(&type) < 0) throw py::error_already_set();
+  g_tensor_base_type = &type;
+  m.add_object("TensorBase", py::handle(reinterpret_cast<PyObject*>(&type)));
+
+  m.def(
+      "_set_tensor_class",
+      [](py::object cls) {
+        SDK_CHECK_TYPE(PyType_Check(cls.ptr()) &&
+                           PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), g_tensor_base_type),
+                       "_set_tensor_class: expected a subclass of TensorBase");
+        cls.inc_ref();  // kept for the process's life
+        g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
+      },
+      "Registers the Python class whose instances wrap tensors (backend_sdk.Tensor).");
+}
+
+}  // namespace sdk::python

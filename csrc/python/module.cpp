@@ -1,0 +1,43 @@
+// backend_sdk._C: the Python bindings' entry point.
+#include <pybind11/pybind11.h>
+
+#include "dispatch/Dispatcher.h"
+#include "python/Errors.h"
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
+
+namespace py = pybind11;
+
+void init_schema_bindings(py::module_& m);
+
+namespace sdk::python {
+void init_ops(py::module_& m);
+void init_interop(py::module_& m);
+void init_testing(py::module_& m);
+
+namespace {
+// Routes C++ warnings (sdk::warn) to Python's warnings module.
+void python_warning_handler(const std::string& message) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE s = PyGILState_Ensure();
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) < 0) {
+    // warnings configured as errors: report instead of leaving an exception
+    // set on a path that cannot return it.
+    PyErr_WriteUnraisable(nullptr);
+  }
+  PyGILState_Release(s);
+}
+}  // namespace
+}  // namespace sdk::python
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "backend_sdk C++ core: tensors, dispatcher and operators.";
+  sdk::python::init_errors(m);
+  sdk::python::init_core(m);
+  sdk::python::init_tensor(m);
+  sdk::python::init_ops(m);
+  sdk::python::init_interop(m);
+  sdk::python::init_testing(m);
+  init_schema_bindings(m);
+  sdk::set_warning_handler(&sdk::python::python_warning_handler);
+}

@@ -1,0 +1,85 @@
+#include "tensor/Tensor.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "core/Exception.h"
+
+namespace sdk {
+
+std::string Tensor::str() const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream os;
+  os << "Tensor(sizes=" << sizes() << ", dtype=" << dtype() << ", device=" << device() << ")";
+  return os.str();
+}
+
+namespace {
+Device resolved(Device d) {
+  // Index -1 means "current device"; until the device runtime tracks a current
+  // device per backend, that is device 0.
+  if (d.index < 0 && d.type != DeviceType::CPU && d.type != DeviceType::Meta) d.index = 0;
+  return d;
+}
+}  // namespace
+
+Tensor make_tensor_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
+  device = resolved(device);
+  checked_numel(sizes, "empty_strided");
+  size_t nbytes = TensorImpl::compute_storage_nbytes(sizes, strides, element_size(dtype), 0);
+  Allocator* allocator = get_allocator(device.type);
+  auto storage = make_intrusive<StorageImpl>(nbytes, allocator);
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
+  impl->set_sizes_and_strides(sizes, strides, 0);
+  return Tensor(std::move(impl));
+}
+
+Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  device = resolved(device);
+  int64_t numel = checked_numel(sizes, "empty");
+  size_t itemsize = element_size(dtype);
+  SDK_CHECK_VALUE(numel == 0 || static_cast<uint64_t>(numel) <= SIZE_MAX / itemsize,
+                  "empty: a tensor of size ", sizes, " is too large to allocate");
+  Allocator* allocator = get_allocator(device.type);
+  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(numel) * itemsize, allocator);
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
+  impl->set_sizes_contiguous(sizes);
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 const char* op) {
+  SDK_CHECK_VALUE(sizes.size() == strides.size(), op, ": mismatch in length of strides and shape");
+  SDK_CHECK_VALUE(storage_offset >= 0, op, ": Tensor: invalid storage offset ", storage_offset);
+  checked_numel(sizes, op);
+  for (int64_t s : strides) SDK_CHECK_VALUE(s >= 0, op, ": negative strides are not supported, got ", strides);
+  size_t needed = TensorImpl::compute_storage_nbytes(sizes, strides, base.itemsize(), storage_offset);
+  SDK_CHECK_VALUE(needed <= base.storage()->nbytes(), op, ": setStorage: sizes ", sizes, ", strides ", strides,
+                  ", storage offset ", storage_offset, ", and itemsize ", base.itemsize(),
+                  " requiring a storage size of ", needed, " are out of bounds for storage of size ",
+                  base.storage()->nbytes());
+  auto impl = make_intrusive<TensorImpl>(base.storage(), base.dtype(), base.device(), base.key_set());
+  impl->set_sizes_and_strides(sizes, strides, storage_offset);
+  return Tensor(std::move(impl));
+}
+
+Tensor scalar_to_tensor(const Scalar& s, ScalarType dtype, Device device) {
+  Tensor t = make_tensor({}, dtype, device);
+  SDK_CHECK(device.type == DeviceType::CPU, "scalar_to_tensor: only CPU tensors can be filled directly");
+  SDK_DISPATCH_ALL_TYPES(dtype, "scalar_to_tensor", [&] { *t.data_ptr<scalar_t>() = s.to<scalar_t>(); });
+  return t;
+}
+
+Tensor wrapped_scalar_tensor(const Scalar& s) {
+  Tensor t = scalar_to_tensor(s, s.type(), Device(DeviceType::CPU));
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.device() == b.device()) return;
+  SDK_THROW(Value, "Expected all tensors to be on the same device, but found at least two devices, ", a.device(),
+            " and ", b.device(), "! (when checking arguments for ", op, ")");
+}
+
+}  // namespace sdk
