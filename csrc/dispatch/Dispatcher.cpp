@@ -241,12 +241,13 @@ std::string OperatorEntry::dump_state() const {
 // OperatorHandle
 // ---------------------------------------------------------------------------
 void OperatorHandle::call_boxed(Stack* stack) const {
-  DispatchKeySet ks = entry_->compute_keys_boxed(*stack);
-  entry_->lookup(ks).call_boxed(*this, ks, stack);
+  DispatchKeySet ks = entry_->mask_fallthroughs(entry_->compute_keys_boxed(*stack));
+  entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 
 void OperatorHandle::redispatch_boxed(DispatchKeySet ks, Stack* stack) const {
-  entry_->lookup(ks).call_boxed(*this, ks, stack);
+  ks = entry_->mask_fallthroughs(ks);
+  entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 
 // ---------------------------------------------------------------------------

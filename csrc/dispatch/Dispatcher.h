@@ -57,11 +57,14 @@ class SDK_API OperatorEntry {
   const FunctionSchema& schema() const;
   const std::string& schema_debug() const { return schema_debug_; }
 
-  // Hot path: see Note [Dispatch].
-  const KernelFunction& lookup(DispatchKeySet ks) const {
+  // Hot path: see Note [Dispatch]. The kernel receives the masked key set
+  // (its fallthrough keys removed), as in c10.
+  DispatchKeySet mask_fallthroughs(DispatchKeySet ks) const {
     uint64_t mask = non_fallthrough_[static_cast<int>(ks.highest_backend())].load(std::memory_order_relaxed);
-    int index = (ks & DispatchKeySet(DispatchKeySet::RawTag{}, mask)).dispatch_table_index();
-    return table_[index].load(std::memory_order_acquire)->kernel;
+    return ks & DispatchKeySet(DispatchKeySet::RawTag{}, mask);
+  }
+  const KernelFunction& lookup_masked(DispatchKeySet masked) const {
+    return table_[masked.dispatch_table_index()].load(std::memory_order_acquire)->kernel;
   }
   // The key set of a boxed call: tensor arguments on the stack | TLS.
   DispatchKeySet compute_keys_boxed(const Stack& stack) const;
@@ -124,11 +127,12 @@ class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
   explicit Typed(OperatorEntry* e) : OperatorHandle(e) {}
   Ret call(Args... args) const {
     LocalDispatchKeySet tls = tls_local_dispatch_key_set();
-    DispatchKeySet ks = (boxing::keys_of(args...) | tls.included) - tls.excluded;
-    return entry_->lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    DispatchKeySet ks = entry_->mask_fallthroughs((boxing::keys_of(args...) | tls.included) - tls.excluded);
+    return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
   Ret redispatch(DispatchKeySet ks, Args... args) const {
-    return entry_->lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    ks = entry_->mask_fallthroughs(ks);
+    return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };
 

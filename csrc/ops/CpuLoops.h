@@ -120,6 +120,17 @@ void store_converted(char* dst, int64_t stride, ScalarType dtype, const T* src, 
   });
 }
 
+// A run of n elements of one operand as T: in place when it already is a
+// contiguous run of T, else converted into `buf`. See Note [Compute type].
+template <typename T>
+const T* run_as(const char* p, int64_t stride, ScalarType dtype, T* buf, int64_t n) {
+  if (dtype == scalar_type_of<T>() && stride == static_cast<int64_t>(sizeof(T))) {
+    return reinterpret_cast<const T*>(p);
+  }
+  load_converted(buf, p, stride, dtype, n);
+  return buf;
+}
+
 // Integer arithmetic that wraps like PyTorch's instead of overflowing into
 // undefined behaviour: computed in an unsigned type at least as wide as int.
 template <typename T>

@@ -135,18 +135,26 @@ bool to_list(PyObject* obj, const Type& type, IValue* out) {
 
 }  // namespace
 
-bool to_ivalue(PyObject* obj, const Type& type, IValue* out) {
+bool to_ivalue(PyObject* obj, const Type& type, IValue* out, bool numbers_as_tensors) {
   switch (type.kind) {
     case TypeKind::Tensor:
-      if (!is_tensor(obj)) return false;
-      *out = IValue(unpack_tensor(obj));
-      return true;
+      if (is_tensor(obj)) {
+        *out = IValue(unpack_tensor(obj));
+        return true;
+      }
+      if (numbers_as_tensors && (PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj))) {
+        IValue scalar;
+        if (!as_scalar(obj, &scalar)) return false;
+        *out = IValue(wrapped_scalar_tensor(scalar.to_scalar()));
+        return true;
+      }
+      return false;
     case TypeKind::Optional:
       if (obj == Py_None) {
         *out = IValue();
         return true;
       }
-      return to_ivalue(obj, *type.elem, out);
+      return to_ivalue(obj, *type.elem, out, numbers_as_tensors);
     case TypeKind::Int:
     case TypeKind::SymInt: {
       int64_t v;

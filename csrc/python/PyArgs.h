@@ -14,7 +14,9 @@ namespace sdk::python {
 // error set) if obj is not of that type, so overload resolution can go on.
 // Throws sdk::Error for values of the right type that are invalid
 // (a bad device string).
-bool to_ivalue(PyObject* obj, const Type& type, IValue* out);
+// With numbers_as_tensors, a Python number passed for a Tensor becomes a
+// wrapped-number tensor (what PyTorch's argument parser does for `x.add_(1)`).
+bool to_ivalue(PyObject* obj, const Type& type, IValue* out, bool numbers_as_tensors = false);
 // New reference: the Python value of v (tensors wrapped, lists as lists).
 PyObject* from_ivalue(const IValue& v);
 // The IValue for a schema default's text ("1", "None", "[0, 1]", "contiguous_format").

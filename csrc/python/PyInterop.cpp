@@ -241,6 +241,9 @@ void init_interop(py::module_& m) {
       },
       py::arg("owner"), py::arg("data"), py::arg("shape"), py::arg("byte_strides"), py::arg("dtype"),
       "A CPU tensor over memory that `owner` keeps alive (no copy).");
+  m.def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); }, py::arg("tensor"));
+  m.def("_storage_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); },
+        py::arg("tensor"));
   m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), "A 'dltensor' capsule sharing the tensor's memory.");
   m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"),
         "A tensor sharing the memory of a 'dltensor' capsule, which it consumes.");

@@ -60,7 +60,7 @@ std::string arg_error(const BoundSchema& b, size_t i, PyObject* obj) {
 // Binds args to the schema into `stack`. On failure returns false and sets
 // *error to a message (no Python error is set).
 bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, PyObject* kwnames,
-                    Stack* stack, std::string* error) {
+                    Stack* stack, std::string* error, bool numbers_as_tensors = false) {
   const auto& params = b.schema.arguments;
   size_t n = params.size();
   stack->assign(n, IValue());
@@ -89,7 +89,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
   }
   for (size_t i = 0; i < nargs; ++i) {
     PyObject* obj = (gathered && i == nargs - 1) ? gathered.ptr() : args[i];
-    if (!to_ivalue(obj, *params[i].type, &(*stack)[i])) {
+    if (!to_ivalue(obj, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
       *error = arg_error(b, i, obj);
       return false;
     }
@@ -112,7 +112,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
       *error = b.schema.qualified_name() + "() got multiple values for argument '" + params[i].name + "'";
       return false;
     }
-    if (!to_ivalue(value, *params[i].type, &(*stack)[i])) {
+    if (!to_ivalue(value, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
       *error = arg_error(b, i, value);
       return false;
     }
@@ -156,8 +156,10 @@ PyTypeObject g_packet_type{PyVarObject_HEAD_INIT(nullptr, 0)};
 
 PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, PyObject* kwnames) {
   Stack stack;
-  std::string error;
-  if (!bind_arguments(b, args, nargs, kwnames, &stack, &error)) {
+  std::string error, lenient_error;
+  // Strictly first; then with Python numbers accepted for Tensor arguments.
+  if (!bind_arguments(b, args, nargs, kwnames, &stack, &error) &&
+      !bind_arguments(b, args, nargs, kwnames, &stack, &lenient_error, /*numbers_as_tensors=*/true)) {
     PyErr_SetString(PyExc_TypeError, error.c_str());
     return nullptr;
   }
@@ -232,14 +234,18 @@ PyObject* packet_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
   Py_ssize_t n = PyTuple_GET_SIZE(p->overloads);
   std::string errors;
   Stack stack;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    auto* o = reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i));
-    std::string error;
-    if (bind_arguments(*o->bound, args, nargs, kwnames, &stack, &error)) {
-      o->bound->handle.call_boxed(&stack);
-      return returns_to_python(o->bound->schema, stack);
+  // Every overload strictly first, then with numbers accepted for tensors, so
+  // add(x, 2) prefers add.Scalar when it exists.
+  for (bool lenient : {false, true}) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      auto* o = reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i));
+      std::string error;
+      if (bind_arguments(*o->bound, args, nargs, kwnames, &stack, &error, lenient)) {
+        o->bound->handle.call_boxed(&stack);
+        return returns_to_python(o->bound->schema, stack);
+      }
+      if (!lenient) errors += "\n  " + o->bound->schema.str() + "\n    " + error;
     }
-    errors += "\n  " + o->bound->schema.str() + "\n    " + error;
   }
   std::string msg = std::string(PyUnicode_AsUTF8(p->name)) +
                     "() received an invalid combination of arguments. None of its overloads matched:" + errors;

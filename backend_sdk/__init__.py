@@ -1,0 +1,71 @@
+"""backend_sdk: an SDK for bringing up a new accelerator with PyTorch's extension APIs.
+
+Tensors, the dispatcher and the operator library live in the C++ core
+(``backend_sdk._C``); this package is their Python face.
+"""
+from __future__ import annotations
+
+from . import _C
+from ._C import (  # dtypes
+    bfloat16, bool, dtype, float16, float32, float64, int8, int16, int32, int64, uint8,
+)
+from ._C import AcceleratorError, DispatchKeySet, OutOfMemoryError, device
+from ._factories import (
+    arange, empty, empty_like, empty_strided, from_dlpack, from_numpy, full, full_like, ones, ones_like, tensor,
+    zeros, zeros_like,
+)
+from ._ops import ops
+from ._size import Size
+from ._tensor import Tensor, UntypedStorage
+from . import library, utils
+
+__version__ = "0.1.0"
+
+_C._set_tensor_class(Tensor)
+_C._set_size_class(Size)
+
+# Aliases PyTorch users know.
+half, bfloat16_ = float16, bfloat16
+float, double, long, int, short = float32, float64, int64, int32, int16  # noqa: A001 (torch's names)
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of Python floats and float factories (float32 unless changed)."""
+    return _C._get_default_dtype()
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Sets the default floating-point dtype."""
+    _C._set_default_dtype(d)
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both a and b convert to without losing their kind (PyTorch's table)."""
+    return _C._promote_types(a, b)
+
+
+def _install_operator_functions() -> None:
+    """Exposes aten operators as Tensor methods (first argument `self`) and module functions."""
+    import builtins
+
+    namespace = globals()
+    seen: set[str] = set()
+    for qualified in _C._registered_operators():
+        ns, rest = qualified.split("::", 1)
+        name = rest.split(".", 1)[0]
+        if ns != "aten" or name.startswith("_") or name in seen:
+            continue
+        seen.add(name)
+        packet = getattr(ops.aten, name)
+        first_args = set()
+        for overload in packet._overload_names:
+            schema = _C._parse_schema(getattr(packet, overload)._schema)
+            if schema.arguments:
+                first_args.add((schema.arguments[0].name, schema.arguments[0].type))
+        if ("self", "Tensor") in first_args and not hasattr(Tensor, name):
+            setattr(Tensor, name, packet)
+        if not name.endswith("_") and name not in namespace and not hasattr(builtins, name):
+            namespace[name] = packet
+
+
+_install_operator_functions()

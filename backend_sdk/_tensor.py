@@ -1,0 +1,402 @@
+"""``backend_sdk.Tensor``: the Python tensor class.
+
+Its data, shape and arithmetic slots live in C (``_C.TensorBase``); this class
+adds the Python-level API. Every computation goes through the dispatcher: view
+methods are expressed with ``aten::as_strided`` / ``aten::view``, copies with
+``aten::copy_``, so a backend that implements those operators gets them all.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _C
+from ._ops import ops
+from ._size import Size
+
+__all__ = ["Tensor"]
+
+
+def _int_list(args: tuple, what: str) -> list[int]:
+    """Accepts f(2, 3) and f((2, 3)) / f([2, 3]) as PyTorch does."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple, Size)):
+        args = tuple(args[0])
+    out = []
+    for a in args:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{what}(): expected a sequence of ints, but got {type(a).__name__}")
+        out.append(int(a))
+    return out
+
+
+def _wrap_dim(dim: int, ndim: int, what: str) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{what}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+class UntypedStorage:
+    """The bytes behind a tensor and its views (``Tensor.untyped_storage()``)."""
+
+    def __init__(self, tensor: "Tensor") -> None:
+        self._tensor = tensor
+
+    def nbytes(self) -> int:
+        """Size of the buffer in bytes."""
+        return _C._storage_nbytes(self._tensor)
+
+    def size(self) -> int:
+        """Same as nbytes(): the storage is a byte array."""
+        return self.nbytes()
+
+    def data_ptr(self) -> int:
+        """Address of the buffer's first byte."""
+        return _C._storage_data_ptr(self._tensor)
+
+    @property
+    def device(self) -> _C.device:
+        """The device the buffer lives on."""
+        return self._tensor.device
+
+    def __repr__(self) -> str:
+        return f"UntypedStorage(nbytes={self.nbytes()}, device='{self.device}')"
+
+
+class _ArrayHolder:
+    """Keeps a tensor alive while numpy uses its memory through __array_interface__."""
+
+    __slots__ = ("__array_interface__", "_tensor")
+
+    def __init__(self, tensor: "Tensor") -> None:
+        self._tensor = tensor
+        self.__array_interface__ = _C._array_interface(tensor)
+
+
+class Tensor(_C.TensorBase):
+    """A multi-dimensional array on a device, with PyTorch's tensor API."""
+
+    __module__ = "backend_sdk"
+
+    # ---- conversion --------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A numpy array sharing this CPU tensor's memory (no copy)."""
+        array = np.asarray(_ArrayHolder(self))
+        if self.dtype == _C.bfloat16:
+            import ml_dtypes
+
+            array = array.view(ml_dtypes.bfloat16)
+        return array
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None):
+        """A DLPack capsule sharing this CPU tensor's memory."""
+        if copy:
+            return _C._to_dlpack(self.clone())
+        return _C._to_dlpack(self)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if not self.is_cpu:
+            raise TypeError(f"__dlpack_device__: only CPU tensors can be exported with DLPack, not {self.device}")
+        return (1, 0)  # kDLCPU
+
+    def item(self) -> bool | int | float:
+        """The value of a one-element tensor as a Python number."""
+        return ops.aten._local_scalar_dense.default(self)
+
+    def tolist(self) -> Any:
+        """The elements as (nested) Python lists of numbers."""
+        if self.dim() == 0:
+            return self.item()
+        array = self.cpu().numpy() if not self.is_cpu else self.numpy()
+        if array.dtype.kind == "V" or str(array.dtype) in ("bfloat16", "float16"):
+            array = array.astype(np.float64)
+        return array.tolist()
+
+    def untyped_storage(self) -> UntypedStorage:
+        """The storage this tensor views."""
+        return UntypedStorage(self)
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # ---- copies ------------------------------------------------------------
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False, copy: bool = False) -> "Tensor":
+        """A tensor with the given dtype and/or device (self if nothing changes and copy is False)."""
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, (str, _C.device)):
+                device = a
+            else:
+                raise TypeError(f"to(): expected a dtype or a device, got {type(a).__name__}")
+        dtype = dtype if dtype is not None else self.dtype
+        device = _C.device(device) if device is not None else self.device
+        if not copy and dtype == self.dtype and device == self.device:
+            return self
+        out = ops.aten.empty_strided.default(list(self.shape), _contiguous_strides(self.shape), dtype=dtype, device=device)
+        return out.copy_(self, non_blocking)
+
+    def cpu(self) -> "Tensor":
+        """This tensor in host memory (self if it already is)."""
+        return self.to(device="cpu")
+
+    def clone(self) -> "Tensor":
+        """A new tensor with a copy of the data."""
+        return self.to(copy=True)
+
+    def contiguous(self) -> "Tensor":
+        """Self if row-major contiguous, else a contiguous copy."""
+        return self if self.is_contiguous() else self.clone()
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    # ---- views (shared storage) -----------------------------------------------
+    def _restride(self, sizes: Sequence[int], strides: Sequence[int], offset: int) -> "Tensor":
+        return ops.aten.as_strided.default(self, list(sizes), list(strides), offset)
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        """A view with the new shape when the strides allow it, else a copy."""
+        sizes = _int_list(shape, "reshape")
+        try:
+            return self.view(sizes)
+        except ValueError as e:
+            if "view size is not compatible" not in str(e):
+                raise
+            return self.clone().view(sizes)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        """A view with dimensions dim0 and dim1 swapped."""
+        d0 = _wrap_dim(dim0, self.dim(), "transpose")
+        d1 = _wrap_dim(dim1, self.dim(), "transpose")
+        sizes, strides = list(self.shape), list(self.stride())
+        if self.dim() == 0:
+            return self._restride(sizes, strides, self.storage_offset())
+        sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+        return self._restride(sizes, strides, self.storage_offset())
+
+    def t(self) -> "Tensor":
+        """Transpose of a tensor with at most 2 dimensions."""
+        if self.dim() > 2:
+            raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return self.transpose(0, 1) if self.dim() == 2 else self._restride(self.shape, self.stride(), self.storage_offset())
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.dim())))
+
+    def permute(self, *dims: Any) -> "Tensor":
+        """A view with the dimensions reordered."""
+        order = _int_list(dims, "permute")
+        if len(order) != self.dim():
+            raise ValueError(
+                f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+                f"desired ordering of dimensions i.e. input.dim() = {self.dim()} is not equal to len(dims) = {len(order)}"
+            )
+        wrapped = [_wrap_dim(d, self.dim(), "permute") for d in order]
+        if len(set(wrapped)) != len(wrapped):
+            raise ValueError("permute(): duplicate dims are not allowed.")
+        sizes, strides = self.shape, self.stride()
+        return self._restride([sizes[d] for d in wrapped], [strides[d] for d in wrapped], self.storage_offset())
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        """The slice at `index` along `dim`, with that dimension removed."""
+        if self.dim() == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = _wrap_dim(dim, self.dim(), "select")
+        size = self.shape[d]
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        index = index + size if index < 0 else index
+        sizes, strides = list(self.shape), list(self.stride())
+        offset = self.storage_offset() + index * strides[d]
+        del sizes[d], strides[d]
+        return self._restride(sizes, strides, offset)
+
+    def _slice(self, dim: int, start: int | None, stop: int | None, step: int) -> "Tensor":
+        if step <= 0:
+            raise ValueError("step must be greater than zero")
+        d = _wrap_dim(dim, self.dim(), "slice")
+        begin, end, step = slice(start, stop, step).indices(self.shape[d])
+        length = max(0, (end - begin + step - 1) // step)
+        sizes, strides = list(self.shape), list(self.stride())
+        offset = self.storage_offset() + (begin * strides[d] if length else 0)
+        sizes[d] = length
+        strides[d] = strides[d] * step
+        return self._restride(sizes, strides, offset)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """A view of `length` elements of `dim` starting at `start`."""
+        d = _wrap_dim(dim, self.dim(), "narrow")
+        size = self.shape[d]
+        if start < 0:
+            start += size
+        if not (0 <= start <= size and 0 <= length and start + length <= size):
+            raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return self._slice(d, start, start + length, 1)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """A view with a size-1 dimension inserted at `dim`."""
+        d = _wrap_dim(dim, self.dim() + 1, "unsqueeze")
+        sizes, strides = list(self.shape), list(self.stride())
+        new_stride = sizes[d] * strides[d] if d < self.dim() else 1
+        sizes.insert(d, 1)
+        strides.insert(d, new_stride)
+        return self._restride(sizes, strides, self.storage_offset())
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> "Tensor":
+        """A view without the given (or all) size-1 dimensions."""
+        if dim is None:
+            dims = set(range(self.dim()))
+        elif isinstance(dim, int):
+            dims = {_wrap_dim(dim, self.dim(), "squeeze")} if self.dim() else set()
+        else:
+            dims = {_wrap_dim(d, self.dim(), "squeeze") for d in dim}
+        keep = [i for i in range(self.dim()) if not (i in dims and self.shape[i] == 1)]
+        return self._restride([self.shape[i] for i in keep], [self.stride()[i] for i in keep], self.storage_offset())
+
+    def expand(self, *sizes: Any) -> "Tensor":
+        """A view repeating size-1 dimensions (stride 0) to the given sizes; -1 keeps a size."""
+        target = _int_list(sizes, "expand")
+        if len(target) < self.dim():
+            raise ValueError(
+                f"expand: the number of sizes provided ({len(target)}) must be greater or equal to the number of "
+                f"dimensions in the tensor ({self.dim()})"
+            )
+        lead = len(target) - self.dim()
+        new_sizes, new_strides = [], []
+        for i, size in enumerate(target):
+            if i < lead:
+                if size < 0:
+                    raise ValueError(f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+                new_sizes.append(size)
+                new_strides.append(0)
+                continue
+            own, stride = self.shape[i - lead], self.stride()[i - lead]
+            if size == -1:
+                size = own
+            if own != size:
+                if own != 1:
+                    raise ValueError(
+                        f"The expanded size of the tensor ({size}) must match the existing size ({own}) at "
+                        f"non-singleton dimension {i}.  Target sizes: {target}.  Tensor sizes: {list(self.shape)}"
+                    )
+                stride = 0
+            new_sizes.append(size)
+            new_strides.append(stride)
+        return self._restride(new_sizes, new_strides, self.storage_offset())
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def flatten(self) -> "Tensor":
+        return self.reshape(-1)
+
+    # ---- indexing ----------------------------------------------------------------
+    def __getitem__(self, index: Any) -> "Tensor":
+        return _basic_index(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        target = _basic_index(self, index)
+        if isinstance(value, Tensor):
+            target.copy_(value)
+        elif isinstance(value, (bool, int, float)):
+            target.fill_(value)
+        else:
+            target.copy_(_factories().tensor(value, dtype=self.dtype))
+
+    # ---- arithmetic not covered by the C slots -------------------------------------
+    def __radd__(self, other: Any) -> "Tensor":
+        return self + other
+
+    def __rmul__(self, other: Any) -> "Tensor":
+        return self * other
+
+
+def _factories():
+    from . import _factories as f
+
+    return f
+
+
+def _contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for s in reversed(list(shape)):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return strides[::-1]
+
+
+def _basic_index(t: Tensor, index: Any) -> Tensor:
+    """ints, slices, None and Ellipsis, as views."""
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if isinstance(item, Tensor) or isinstance(item, (list, np.ndarray)):
+            raise NotImplementedError(
+                "indexing with tensors, lists or arrays (advanced indexing) is not supported yet; "
+                "use ints, slices, None and Ellipsis"
+            )
+        if not (item is None or item is Ellipsis or isinstance(item, (int, slice, np.integer))) or isinstance(item, bool):
+            raise TypeError(f"invalid index of type {type(item).__name__}: use ints, slices, None or Ellipsis")
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if consumed > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
+    result, dim = t, 0
+    for item in items:
+        if item is Ellipsis:
+            dim += t.dim() - consumed
+        elif item is None:
+            result = result.unsqueeze(dim)
+            dim += 1
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            result = result._slice(dim, item.start, item.stop, step)
+            dim += 1
+        else:
+            result = result.select(dim, int(item))
+    if result is t:
+        result = t._restride(t.shape, t.stride(), t.storage_offset())
+    return result

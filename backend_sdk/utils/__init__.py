@@ -1,0 +1,35 @@
+"""``backend_sdk.utils``: backend renaming and other helpers for vendors."""
+from __future__ import annotations
+
+from .. import _C
+
+__all__ = [
+    "rename_privateuse1_backend", "rename_privateuse2_backend", "rename_privateuse3_backend",
+    "get_privateuse1_backend_name",
+]
+
+
+def rename_privateuse1_backend(backend_name: str) -> None:
+    """Renames PrivateUse1 to ``backend_name`` (e.g. "accel"), once per process.
+
+    Afterwards "accel:0" parses as a device, "accel" is accepted wherever a
+    dispatch key or device type is, and messages print the new name. Renaming
+    again to the same name is a no-op; to another name, or to a built-in name
+    (cpu, cuda, meta, ...), is an error.
+    """
+    _C._rename_privateuse_backend(1, backend_name)
+
+
+def rename_privateuse2_backend(backend_name: str) -> None:
+    """As rename_privateuse1_backend, for PrivateUse2."""
+    _C._rename_privateuse_backend(2, backend_name)
+
+
+def rename_privateuse3_backend(backend_name: str) -> None:
+    """As rename_privateuse1_backend, for PrivateUse3."""
+    _C._rename_privateuse_backend(3, backend_name)
+
+
+def get_privateuse1_backend_name() -> str:
+    """The current name of PrivateUse1 ("privateuseone" until renamed)."""
+    return _C._get_privateuse_backend_name(1)

@@ -1,0 +1,86 @@
+// copy_: CPU and Meta kernels. A device backend registers its own copy_ for
+// its key: a copy with any operand on the device dispatches there (the
+// highest backend of the call), in both directions.
+#include <algorithm>
+#include <cstring>
+
+#include "dispatch/Library.h"
+#include "ops/CpuLoops.h"
+#include "ops/TensorIterator.h"
+
+namespace sdk::ops {
+namespace {
+
+// self keeps its shape and dtype: src broadcasts to self, converted to
+// self's dtype; devices are the kernel's business (see the file comment).
+void build_copy(TensorIterator& iter, const Tensor& self, const Tensor& src) {
+  iter.add_output(self).resize_outputs(false).output_name("self").declare_static_dtype(self.dtype());
+  iter.check_same_device(false).add_input(src);
+  iter.build();
+}
+
+// Same dtype: bytes move unchanged.
+void copy_same_dtype(const TensorIterator& iter) {
+  const int64_t size = static_cast<int64_t>(iter.tensor(0).itemsize());
+  iter.for_each([size](char** data, const int64_t* strides, int64_t n) {
+    if (strides[0] == size && strides[1] == size) {
+      std::memmove(data[0], data[1], static_cast<size_t>(n * size));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], size);
+  });
+}
+
+// Different dtypes: through the compute type of self's dtype (Note [Compute type]).
+void copy_converting(const TensorIterator& iter) {
+  const ScalarType dst = iter.dtype(0), src = iter.dtype(1);
+  cpu::dispatch_compute_type(dst, "copy_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const bool direct_out = dst == cpu::scalar_type_of<T>();
+    iter.for_each([&](char** data, const int64_t* strides, int64_t n) {
+      if (direct_out && strides[0] == static_cast<int64_t>(sizeof(T))) {
+        cpu::load_converted(reinterpret_cast<T*>(data[0]), data[1], strides[1], src, n);
+        return;
+      }
+      T buf[cpu::kChunk];
+      for (int64_t i = 0; i < n; i += cpu::kChunk) {
+        const int64_t m = std::min(cpu::kChunk, n - i);
+        const T* x = cpu::run_as(data[1] + i * strides[1], strides[1], src, buf, m);
+        cpu::store_converted(data[0] + i * strides[0], strides[0], dst, x, m);
+      }
+    });
+  });
+}
+
+Tensor copy_cpu(const Tensor& self, const Tensor& src, bool non_blocking) {
+  if (self.is_same(src)) {
+    self.impl()->bump_version();
+    return self;
+  }
+  TensorIterator iter("copy_");
+  build_copy(iter, self, src);
+  SDK_CHECK_NOT_IMPLEMENTED(src.is_cpu() && self.is_cpu(), "copy_: copying from ", src.device(), " to ",
+                            self.device(), " needs the copy_ kernel of the device's backend");
+  if (iter.dtype(0) == iter.dtype(1)) {
+    copy_same_dtype(iter);
+  } else {
+    copy_converting(iter);
+  }
+  self.impl()->bump_version();
+  return self;
+}
+
+// Meta: checks only. Data cannot come out of a meta tensor into a real one.
+Tensor copy_meta(const Tensor& self, const Tensor& src, bool non_blocking) {
+  TensorIterator iter("copy_");
+  build_copy(iter, self, src);
+  SDK_CHECK_NOT_IMPLEMENTED(self.is_meta() || !src.is_meta(), "copy_: Cannot copy out of meta tensor; no data!");
+  self.impl()->bump_version();
+  return self;
+}
+
+}  // namespace
+}  // namespace sdk::ops
+
+SDK_LIBRARY_IMPL(aten, CPU, m) { m.impl("copy_", &sdk::ops::copy_cpu); }
+SDK_LIBRARY_IMPL(aten, Meta, m) { m.impl("copy_", &sdk::ops::copy_meta); }

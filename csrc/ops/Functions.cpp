@@ -1,0 +1,106 @@
+#include "ops/Functions.h"
+
+#include "dispatch/Dispatcher.h"
+
+namespace sdk::ops {
+
+namespace {
+// The typed handle of an aten operator, looked up once per call site.
+template <typename Sig>
+OperatorHandle::Typed<Sig> typed_op(const char* name) {
+  return Dispatcher::singleton().find_schema_or_throw(name).typed<Sig>();
+}
+}  // namespace
+
+#define SDK_OP(name, Sig) \
+  static const OperatorHandle::Typed<Sig> op = typed_op<Sig>(name)
+
+Tensor empty(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device) {
+  SDK_OP("aten::empty.memory_format",
+         Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<int64_t>, std::optional<Device>,
+                std::optional<bool>, std::optional<int64_t>));
+  return op.call(size, dtype, std::nullopt, device, std::nullopt, std::nullopt);
+}
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                     std::optional<Device> device) {
+  SDK_OP("aten::empty_strided", Tensor(IntArrayRef, IntArrayRef, std::optional<ScalarType>, std::optional<int64_t>,
+                                       std::optional<Device>, std::optional<bool>));
+  return op.call(size, stride, dtype, std::nullopt, device, std::nullopt);
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  SDK_OP("aten::add.Tensor", Tensor(const Tensor&, const Tensor&, const Scalar&));
+  return op.call(self, other, alpha);
+}
+
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  SDK_OP("aten::add.Scalar", Tensor(const Tensor&, const Scalar&, const Scalar&));
+  return op.call(self, other, alpha);
+}
+
+Tensor add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  SDK_OP("aten::add_.Tensor", Tensor(const Tensor&, const Tensor&, const Scalar&));
+  return op.call(self, other, alpha);
+}
+
+Tensor add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  SDK_OP("aten::add.out", Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+  return op.call(self, other, alpha, out);
+}
+
+Tensor mul(const Tensor& self, const Tensor& other) {
+  SDK_OP("aten::mul.Tensor", Tensor(const Tensor&, const Tensor&));
+  return op.call(self, other);
+}
+
+Tensor mul(const Tensor& self, const Scalar& other) {
+  SDK_OP("aten::mul.Scalar", Tensor(const Tensor&, const Scalar&));
+  return op.call(self, other);
+}
+
+Tensor mul_(const Tensor& self, const Tensor& other) {
+  SDK_OP("aten::mul_.Tensor", Tensor(const Tensor&, const Tensor&));
+  return op.call(self, other);
+}
+
+Tensor mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
+  SDK_OP("aten::mul.out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  return op.call(self, other, out);
+}
+
+Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  SDK_OP("aten::copy_", Tensor(const Tensor&, const Tensor&, bool));
+  return op.call(self, src, non_blocking);
+}
+
+Tensor fill_(const Tensor& self, const Scalar& value) {
+  SDK_OP("aten::fill_.Scalar", Tensor(const Tensor&, const Scalar&));
+  return op.call(self, value);
+}
+
+Tensor resize_(const Tensor& self, IntArrayRef size) {
+  SDK_OP("aten::resize_", Tensor(const Tensor&, IntArrayRef, std::optional<int64_t>));
+  return op.call(self, size, std::nullopt);
+}
+
+Tensor view(const Tensor& self, IntArrayRef size) {
+  SDK_OP("aten::view", Tensor(const Tensor&, IntArrayRef));
+  return op.call(self, size);
+}
+
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  SDK_OP("aten::as_strided", Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<int64_t>));
+  return op.call(self, size, stride, storage_offset);
+}
+
+Scalar _local_scalar_dense(const Tensor& self) {
+  SDK_OP("aten::_local_scalar_dense", Scalar(const Tensor&));
+  return op.call(self);
+}
+
+Scalar item(const Tensor& self) { return _local_scalar_dense(self); }
+
+#undef SDK_OP
+
+}  // namespace sdk::ops

@@ -1,0 +1,101 @@
+#include "ops/Geometry.h"
+
+#include "core/Exception.h"
+#include "tensor/TensorImpl.h"
+
+namespace sdk::ops {
+
+size_t checked_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize, int64_t storage_offset,
+                              const char* op) {
+  SDK_CHECK_VALUE(sizes.size() == strides.size(), op, ": mismatch in length of strides and shape");
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+  }
+  // The last element sits at offset + sum((size - 1) * stride); one past it,
+  // times the itemsize, is what the storage must hold.
+  int64_t last = storage_offset;
+  bool overflow = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t extent = 0;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &extent);
+    overflow |= __builtin_add_overflow(last, extent, &last);
+  }
+  int64_t nbytes = 0;
+  overflow |= __builtin_add_overflow(last, int64_t{1}, &last);
+  overflow |= __builtin_mul_overflow(last, static_cast<int64_t>(itemsize), &nbytes);
+  SDK_CHECK_VALUE(!overflow, op, ": the storage needed for sizes ", sizes, ", strides ", strides,
+                  " and storage offset ", storage_offset, " overflows int64");
+  return static_cast<size_t>(nbytes);
+}
+
+void check_non_negative_strides(IntArrayRef strides, const char* op) {
+  for (int64_t s : strides) {
+    SDK_CHECK_VALUE(s >= 0, op, ": negative strides are not supported, got strides ", strides);
+  }
+}
+
+DimVector infer_view_size(IntArrayRef shape, int64_t numel, const char* op) {
+  DimVector result(shape);
+  int64_t known = 1;  // product of the given dims
+  int64_t infer_dim = -1;
+  bool overflow = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      SDK_CHECK_VALUE(infer_dim < 0, op, ": only one dimension can be inferred");
+      infer_dim = static_cast<int64_t>(d);
+    } else {
+      SDK_CHECK_VALUE(shape[d] >= 0, op, ": invalid shape dimension ", shape[d]);
+      overflow |= __builtin_mul_overflow(known, shape[d], &known);
+    }
+  }
+  bool fits = !overflow && (numel == known || (infer_dim >= 0 && known > 0 && numel % known == 0));
+  SDK_CHECK_VALUE(fits, op, ": shape '", shape, "' is invalid for input of size ", numel);
+  if (infer_dim >= 0) {
+    // With no elements, any size fits the -1 (0 * k == 0): refuse to guess.
+    SDK_CHECK_VALUE(known != 0, op, ": cannot reshape tensor of 0 elements into shape ", shape,
+                    " because the unspecified dimension size -1 can be any value and is ambiguous");
+    result[infer_dim] = numel / known;
+  }
+  return result;
+}
+
+std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides,
+                                              IntArrayRef new_sizes) {
+  const int64_t new_ndim = static_cast<int64_t>(new_sizes.size());
+  if (old_sizes.empty()) return DimVector(new_sizes.size(), 1);
+  int64_t numel = 1;
+  for (int64_t s : old_sizes) numel *= s;
+  if (numel == 0) {
+    if (old_sizes.equals(new_sizes)) return DimVector(old_strides);
+    return contiguous_strides(new_sizes);
+  }
+
+  DimVector new_strides(new_sizes.size());
+  int64_t next_new = new_ndim - 1;  // innermost new dim not yet given a stride
+  // Walk the old dims innermost first; a chunk ends where the next-outer
+  // dim is not laid out right after it (see Note [View strides]).
+  int64_t chunk_end = static_cast<int64_t>(old_sizes.size()) - 1;
+  while (chunk_end >= 0) {
+    const int64_t base_stride = old_strides[chunk_end];
+    int64_t chunk_numel = old_sizes[chunk_end];
+    int64_t d = chunk_end;
+    while (d > 0 && (old_sizes[d - 1] == 1 || old_strides[d - 1] == chunk_numel * base_stride)) {
+      --d;
+      chunk_numel *= old_sizes[d];
+    }
+    // Give the chunk new dims until their product reaches the chunk's size;
+    // size-1 new dims are absorbed by whichever chunk reaches them first.
+    int64_t view_numel = 1;
+    while (next_new >= 0 && (view_numel < chunk_numel || new_sizes[next_new] == 1)) {
+      new_strides[next_new] = view_numel * base_stride;
+      view_numel *= new_sizes[next_new];
+      --next_new;
+    }
+    if (view_numel != chunk_numel) return std::nullopt;
+    chunk_end = d - 1;
+  }
+  if (next_new != -1) return std::nullopt;
+  return new_strides;
+}
+
+}  // namespace sdk::ops

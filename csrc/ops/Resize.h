@@ -1,0 +1,23 @@
+// Resizing a tensor in place: new sizes (and strides) over a storage that
+// grows when it is too small. Used by resize_ and by out= arguments.
+#pragma once
+
+#include <optional>
+
+#include "tensor/Tensor.h"
+
+namespace sdk::ops {
+
+// Note [Resizing storage]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A resize never shrinks a storage; it replaces the storage's buffer with a
+// bigger one from the same allocator when the new geometry needs more bytes
+// (every tensor sharing the storage sees the new buffer, as in PyTorch).
+// With keep_data, the old bytes are copied into the new buffer; that needs
+// host-addressable memory, so a device backend provides its own resize_.
+// The storage must be resizable (tensors over external memory are not).
+// Strides default to contiguous ones. Errors are ValueError naming `op`.
+SDK_API void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRef> strides, bool keep_data,
+                         const char* op);
+
+}  // namespace sdk::ops

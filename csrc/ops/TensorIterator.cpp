@@ -1,0 +1,344 @@
+#include "ops/TensorIterator.h"
+
+#include <utility>
+
+#include "core/Exception.h"
+#include "ops/Casting.h"
+#include "ops/Resize.h"
+
+namespace sdk::ops {
+
+namespace {
+
+bool is_cpu_scalar(const Tensor& t) { return t.device().type == DeviceType::CPU && t.dim() == 0; }
+
+// shape = broadcast(shape, other); `shape` is the running result ("tensor a").
+void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
+  if (other.size() > shape.size()) {
+    DimVector wider(other.size(), 1);
+    size_t offset = other.size() - shape.size();
+    for (size_t i = 0; i < shape.size(); ++i) wider[offset + i] = shape[i];
+    shape = std::move(wider);
+  }
+  size_t offset = shape.size() - other.size();
+  for (size_t i = offset; i < shape.size(); ++i) {
+    int64_t a = shape[i], b = other[i - offset];
+    if (a == b || b == 1) continue;
+    SDK_CHECK_VALUE(a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
+                    ") at non-singleton dimension ", i);
+    shape[i] = b;
+  }
+}
+
+}  // namespace
+
+TensorIterator& TensorIterator::add_output(const Tensor& out) {
+  SDK_CHECK(ninputs_ == 0 && noutputs_ < kMaxOperands, op_, ": TensorIterator outputs must be added first, at most ",
+            kMaxOperands, " operands");
+  outputs_[noutputs_] = out;
+  Operand& o = ops_[noutputs_];
+  o.tensor = &outputs_[noutputs_];
+  o.is_output = true;
+  ++noutputs_;
+  return *this;
+}
+
+TensorIterator& TensorIterator::add_input(const Tensor& in) {
+  SDK_CHECK(ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands, " operands");
+  SDK_CHECK_VALUE(in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
+  ops_[ntensors()].tensor = &in;
+  ++ninputs_;
+  return *this;
+}
+
+void TensorIterator::build() {
+  compute_shape();
+  compute_device();
+  compute_dtype();
+  check_output_shapes();
+  if (numel_ != 1) {
+    compute_byte_strides();
+    reorder_dims();
+  }
+  allocate_outputs();
+  for (int i = 0; i < ntensors(); ++i) ops_[i].data = static_cast<char*>(ops_[i].tensor->data_ptr());
+  check_overlap();
+  if (numel_ > 1) merge_dims();
+}
+
+// Step 1 of Note [TensorIterator build].
+void TensorIterator::compute_shape() {
+  bool first = true;
+  for (int i = 0; i < ntensors(); ++i) {
+    const Tensor& t = *ops_[i].tensor;
+    // Outputs that may be resized do not constrain the shape.
+    if (ops_[i].is_output && (resize_outputs_ || !t.defined())) continue;
+    if (first) {
+      shape_.assign(t.sizes());
+      first = false;
+    } else {
+      broadcast_into(shape_, t.sizes(), op_);
+    }
+  }
+  numel_ = checked_numel(shape_, op_);
+}
+
+// Step 2: the first operand that is not a CPU scalar decides the device.
+void TensorIterator::compute_device() {
+  const Tensor* decider = nullptr;
+  const Tensor* first = nullptr;
+  for (int i = 0; i < ntensors(); ++i) {
+    const Tensor& t = *ops_[i].tensor;
+    if (!t.defined()) continue;
+    if (!first) first = &t;
+    if (!is_cpu_scalar(t)) {
+      decider = &t;
+      break;
+    }
+  }
+  if (!decider) decider = first;
+  device_ = decider ? decider->device() : Device(DeviceType::CPU);
+  if (!check_device_) return;
+  for (int i = 0; i < ntensors(); ++i) {
+    const Tensor& t = *ops_[i].tensor;
+    if (!t.defined() || t.device() == device_) continue;
+    if (!ops_[i].is_output && is_cpu_scalar(t)) continue;
+    sdk::check_same_device(op_, *decider, t);
+  }
+}
+
+// Step 3.
+void TensorIterator::compute_dtype() {
+  if (static_dtype_ != ScalarType::Undefined) {
+    common_dtype_ = static_dtype_;
+  } else if (ninputs_ > 0) {
+    ResultTypeState state;
+    for (int i = noutputs_; i < ntensors(); ++i) {
+      const Tensor& t = *ops_[i].tensor;
+      state.update_tensor(t.dtype(), t.dim(), t.impl()->is_wrapped_number());
+    }
+    common_dtype_ = state.result();
+  } else {
+    SDK_CHECK(noutputs_ > 0 && outputs_[0].defined(), op_, ": TensorIterator needs an input or a defined output");
+    common_dtype_ = outputs_[0].dtype();
+  }
+  for (int i = 0; i < ntensors(); ++i) {
+    const Tensor& t = *ops_[i].tensor;
+    ops_[i].dtype = t.defined() ? t.dtype() : common_dtype_;
+    if (ops_[i].is_output && t.defined()) check_can_cast(op_, common_dtype_, t.dtype());
+  }
+}
+
+void TensorIterator::check_output_shapes() {
+  for (int i = 0; i < noutputs_; ++i) {
+    const Tensor& t = outputs_[i];
+    if (!t.defined()) {
+      ops_[i].will_allocate = true;
+      continue;
+    }
+    if (t.sizes().equals(shape_)) continue;
+    SDK_CHECK_VALUE(resize_outputs_, op_, ": output with shape ", t.sizes(), " doesn't match the broadcast shape ",
+                    shape_);
+    SDK_CHECK_VALUE(t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
+                    " but the result has shape ", shape_,
+                    "; an out= tensor is only resized when it has no elements");
+    ops_[i].will_allocate = true;
+  }
+}
+
+// Byte strides of every existing operand over shape_, in the tensors' dim
+// order; broadcast dims (missing or size 1 against a bigger size) get 0.
+void TensorIterator::compute_byte_strides() {
+  const size_t ndim = shape_.size();
+  for (int i = 0; i < ntensors(); ++i) {
+    Operand& o = ops_[i];
+    if (o.will_allocate) continue;
+    const Tensor& t = *o.tensor;
+    o.strides.resize(ndim);
+    const size_t offset = ndim - static_cast<size_t>(t.dim());
+    const int64_t itemsize = static_cast<int64_t>(t.itemsize());
+    for (size_t d = 0; d < ndim; ++d) {
+      if (d < offset) {
+        o.strides[d] = 0;
+        continue;
+      }
+      int64_t size = t.sizes()[d - offset];
+      o.strides[d] = (size == 1 && shape_[d] != 1) ? 0 : t.strides()[d - offset] * itemsize;
+    }
+  }
+}
+
+// Step 4: perm_[0] is the fastest-moving dim. An insertion sort whose
+// comparison may abstain (0): an abstaining pair is stepped over, not swapped,
+// so the result matches PyTorch's order dim for dim.
+void TensorIterator::reorder_dims() {
+  const int64_t ndim = static_cast<int64_t>(shape_.size());
+  perm_.resize(ndim);
+  for (int64_t k = 0; k < ndim; ++k) perm_[k] = ndim - 1 - k;
+  if (ndim <= 1) return;
+  // > 0: `slow` should move before `fast`; < 0: keep; 0: no operand decides.
+  auto compare = [&](int64_t fast, int64_t slow) -> int {
+    for (int i = 0; i < ntensors(); ++i) {
+      const Operand& o = ops_[i];
+      if (o.will_allocate) continue;
+      int64_t s_fast = o.strides[fast], s_slow = o.strides[slow];
+      if (s_fast == 0 || s_slow == 0) continue;  // a broadcast dim has no layout to follow
+      if (s_fast != s_slow) return s_fast < s_slow ? -1 : 1;
+      if (shape_[fast] > shape_[slow]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t k = 1; k < ndim; ++k) {
+    int64_t pos = k;
+    for (int64_t j = k - 1; j >= 0; --j) {
+      int c = compare(perm_[j], perm_[pos]);
+      if (c > 0) {
+        std::swap(perm_[j], perm_[pos]);
+        pos = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+}
+
+// Step 5.
+void TensorIterator::allocate_outputs() {
+  const int64_t ndim = static_cast<int64_t>(shape_.size());
+  bool natural = true;
+  for (int64_t k = 0; k < static_cast<int64_t>(perm_.size()); ++k) natural &= perm_[k] == ndim - 1 - k;
+  for (int i = 0; i < noutputs_; ++i) {
+    Operand& o = ops_[i];
+    if (!o.will_allocate) continue;
+    DimVector strides;
+    if (!natural) {
+      // Dense strides in perm_ order (PyTorch multiplies raw sizes here).
+      strides.resize(ndim);
+      int64_t next = 1;
+      for (int64_t k = 0; k < ndim; ++k) {
+        strides[perm_[k]] = next;
+        next *= shape_[perm_[k]];
+      }
+    }
+    if (!outputs_[i].defined()) {
+      outputs_[i] = natural ? make_tensor(shape_, common_dtype_, device_)
+                            : make_tensor_strided(shape_, strides, common_dtype_, device_);
+    } else {
+      resize_impl(outputs_[i], shape_, natural ? std::nullopt : std::make_optional<IntArrayRef>(strides),
+                  /*keep_data=*/false, op_);
+    }
+    if (numel_ != 1) {
+      const Tensor& t = outputs_[i];
+      const int64_t itemsize = static_cast<int64_t>(t.itemsize());
+      o.strides.resize(ndim);
+      for (int64_t d = 0; d < ndim; ++d) o.strides[d] = t.strides()[d] * itemsize;
+    }
+  }
+}
+
+// Step 6. Only the cases that are cheap to decide are rejected: a stride-0
+// output dim, and contiguous operands whose byte ranges overlap without
+// coinciding; anything else is allowed, as in PyTorch ("too hard" to tell).
+void TensorIterator::check_overlap() const {
+  for (int i = 0; i < noutputs_; ++i) {
+    const Tensor& out = outputs_[i];
+    for (int64_t d = 0; d < out.dim(); ++d) {
+      SDK_CHECK_VALUE(out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
+                      ": unsupported operation: more than one element of the written-to tensor refers to a single "
+                      "memory location. Please clone() the tensor before performing the operation.");
+    }
+    if (out.numel() == 0 || !out.is_contiguous()) continue;
+    const int64_t out_begin = out.storage_offset() * static_cast<int64_t>(out.itemsize());
+    const int64_t out_end = out_begin + static_cast<int64_t>(out.nbytes());
+    for (int j = noutputs_; j < ntensors(); ++j) {
+      const Tensor& in = *ops_[j].tensor;
+      if (in.storage() != out.storage() || in.numel() == 0 || !in.is_contiguous()) continue;
+      const int64_t in_begin = in.storage_offset() * static_cast<int64_t>(in.itemsize());
+      const int64_t in_end = in_begin + static_cast<int64_t>(in.nbytes());
+      bool same = in_begin == out_begin && in_end == out_end;
+      bool disjoint = in_end <= out_begin || out_end <= in_begin;
+      SDK_CHECK_VALUE(same || disjoint, op_,
+                      ": unsupported operation: some elements of the input tensors and the written-to tensor refer "
+                      "to a single memory location. Please clone() the tensor before performing the operation.");
+    }
+  }
+}
+
+// Step 7: permute to perm_ order, then merge dim k into the merged dim
+// before it when every operand steps through k exactly where that dim ends.
+void TensorIterator::merge_dims() {
+  const int64_t ndim = static_cast<int64_t>(shape_.size());
+  loop_shape_.resize(ndim);
+  for (int64_t k = 0; k < ndim; ++k) loop_shape_[k] = shape_[perm_[k]];
+  for (int i = 0; i < ntensors(); ++i) {
+    DimVector permuted(ndim);
+    for (int64_t k = 0; k < ndim; ++k) permuted[k] = ops_[i].strides[perm_[k]];
+    ops_[i].strides = std::move(permuted);
+  }
+  int64_t last = 0;  // the merged dim being grown
+  for (int64_t k = 1; k < ndim; ++k) {
+    bool mergeable = loop_shape_[last] == 1 || loop_shape_[k] == 1;
+    if (!mergeable) {
+      mergeable = true;
+      for (int i = 0; i < ntensors(); ++i) {
+        mergeable &= ops_[i].strides[last] * loop_shape_[last] == ops_[i].strides[k];
+      }
+    }
+    if (mergeable) {
+      // A size-1 dim carries no stride information: keep the other's.
+      if (loop_shape_[last] == 1) {
+        for (int i = 0; i < ntensors(); ++i) ops_[i].strides[last] = ops_[i].strides[k];
+      }
+      loop_shape_[last] *= loop_shape_[k];
+    } else {
+      ++last;
+      loop_shape_[last] = loop_shape_[k];
+      for (int i = 0; i < ntensors(); ++i) ops_[i].strides[last] = ops_[i].strides[k];
+    }
+  }
+  loop_shape_.resize(last + 1);
+  for (int i = 0; i < ntensors(); ++i) ops_[i].strides.resize(last + 1);
+}
+
+bool TensorIterator::is_broadcast_scalar(int i) const {
+  for (int64_t s : ops_[i].strides) {
+    if (s != 0) return false;
+  }
+  return true;
+}
+
+void TensorIterator::for_each(Loop loop, void* ctx) const {
+  if (numel_ == 0) return;
+  const int nt = ntensors();
+  char* base[kMaxOperands] = {};
+  int64_t inner[kMaxOperands] = {};
+  for (int i = 0; i < nt; ++i) {
+    base[i] = ops_[i].data;
+    SDK_CHECK(base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
+              ops_[i].tensor->device(), ")");
+  }
+  char* data[kMaxOperands];
+  const int nd = loop_ndim();
+  if (nd == 0) {  // one element: see Note [TensorIterator build]
+    std::copy(base, base + nt, data);
+    loop(ctx, data, inner, 1);
+    return;
+  }
+  for (int i = 0; i < nt; ++i) inner[i] = ops_[i].strides[0];
+  const int64_t n = loop_shape_[0];
+  DimVector counter(static_cast<size_t>(nd), 0);
+  for (;;) {
+    std::copy(base, base + nt, data);  // the loop may not keep its changes
+    loop(ctx, data, inner, n);
+    int d = 1;
+    for (; d < nd; ++d) {  // odometer over the outer dims
+      for (int i = 0; i < nt; ++i) base[i] += ops_[i].strides[d];
+      if (++counter[d] < loop_shape_[d]) break;
+      for (int i = 0; i < nt; ++i) base[i] -= ops_[i].strides[d] * loop_shape_[d];
+      counter[d] = 0;
+    }
+    if (d == nd) return;
+  }
+}
+
+}  // namespace sdk::ops

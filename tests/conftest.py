@@ -1,0 +1,34 @@
+"""Shared fixtures: tests are device-generic where they can be."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import backend_sdk
+
+
+def _devices() -> list[str]:
+    # cpu always; every renamed backend with a registered device joins later
+    # (see the device runtime issue). Meta is tested separately: it has no data.
+    return ["cpu"]
+
+
+@pytest.fixture(params=_devices())
+def device(request) -> str:
+    """Each test using it runs on cpu and on every registered backend."""
+    return request.param
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def ns() -> str:
+    """A fresh operator namespace per test (namespaces are process-global)."""
+    return f"test_ns_{next(_counter)}"
+
+
+def arange_tensor(*shape: int, dtype=np.float32) -> backend_sdk.Tensor:
+    return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape))
