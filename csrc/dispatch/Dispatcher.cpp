@@ -1,6 +1,9 @@
 #include "dispatch/Dispatcher.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -46,10 +49,20 @@ KernelFunction KernelFunction::make_from_boxed(BoxedKernelFn fn, std::shared_ptr
   return k;
 }
 
+namespace {
+std::string demangle(const char* name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string result = status == 0 && out ? out : name;
+  std::free(out);
+  return result;
+}
+}  // namespace
+
 void KernelFunction::signature_mismatch(const OperatorHandle& op, const std::type_info& called) const {
   SDK_THROW(Runtime, "Tried to call operator ", op.name(),
             " with a C++ signature that does not match the signature of its registered kernel. Called with ",
-            called.name(), " but the kernel has ", signature_->name(),
+            demangle(called.name()), " but the kernel has ", demangle(signature_->name()),
             ". Use the canonical argument types of Note [Kernel argument types].");
 }
 

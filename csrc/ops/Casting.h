@@ -14,13 +14,22 @@ namespace sdk::ops {
 
 // PyTorch's canCast: a result may be written into an output of dtype `to`
 // unless that would drop a kind (floating -> integral, non-bool -> bool).
-SDK_API bool can_cast(ScalarType from, ScalarType to);
+inline bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_type(from) && is_integral_type(to, /*include_bool=*/false)) return false;
+  return from == ScalarType::Bool || to != ScalarType::Bool;
+}
 
 // The C++-style names PyTorch's casting errors use: "Float", "Long", "Bool".
 SDK_API const char* legacy_type_name(ScalarType t);
 
+namespace detail {
+[[noreturn]] SDK_API void report_cannot_cast(const char* op, ScalarType result, ScalarType out);
+}  // namespace detail
+
 // TypeError "op: result type Float can't be cast to the desired output type Long".
-SDK_API void check_can_cast(const char* op, ScalarType result, ScalarType out);
+inline void check_can_cast(const char* op, ScalarType result, ScalarType out) {
+  if (SDK_UNLIKELY(!can_cast(result, out))) detail::report_cannot_cast(op, result, out);
+}
 
 namespace detail {
 [[noreturn]] SDK_API void report_scalar_overflow(const char* op, const char* arg, ScalarType t);

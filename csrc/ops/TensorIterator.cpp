@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "core/Exception.h"
 #include "ops/Casting.h"
+#include "ops/ColdCheck.h"
 #include "ops/Resize.h"
 
 namespace sdk::ops {
@@ -11,6 +11,12 @@ namespace sdk::ops {
 namespace {
 
 bool is_cpu_scalar(const Tensor& t) { return t.device().type == DeviceType::CPU && t.dim() == 0; }
+
+// element_size() without its range check: dtypes of existing tensors are valid.
+int64_t itemsize_of(ScalarType t) {
+  static constexpr int64_t sizes[kNumScalarTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  return sizes[static_cast<int>(t)];
+}
 
 // shape = broadcast(shape, other); `shape` is the running result ("tensor a").
 void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
@@ -24,7 +30,7 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
   for (size_t i = offset; i < shape.size(); ++i) {
     int64_t a = shape[i], b = other[i - offset];
     if (a == b || b == 1) continue;
-    SDK_CHECK_VALUE(a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
+    SDK_COLD_CHECK(Value, a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
                     ") at non-singleton dimension ", i);
     shape[i] = b;
   }
@@ -33,7 +39,7 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
 }  // namespace
 
 TensorIterator& TensorIterator::add_output(const Tensor& out) {
-  SDK_CHECK(ninputs_ == 0 && noutputs_ < kMaxOperands, op_, ": TensorIterator outputs must be added first, at most ",
+  SDK_COLD_CHECK(Runtime, ninputs_ == 0 && noutputs_ < kMaxOperands, op_, ": TensorIterator outputs must be added first, at most ",
             kMaxOperands, " operands");
   outputs_[noutputs_] = out;
   Operand& o = ops_[noutputs_];
@@ -44,8 +50,8 @@ TensorIterator& TensorIterator::add_output(const Tensor& out) {
 }
 
 TensorIterator& TensorIterator::add_input(const Tensor& in) {
-  SDK_CHECK(ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands, " operands");
-  SDK_CHECK_VALUE(in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
+  SDK_COLD_CHECK(Runtime, ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands, " operands");
+  SDK_COLD_CHECK(Value, in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
   ops_[ntensors()].tensor = &in;
   ++ninputs_;
   return *this;
@@ -68,19 +74,22 @@ void TensorIterator::build() {
 
 // Step 1 of Note [TensorIterator build].
 void TensorIterator::compute_shape() {
-  bool first = true;
+  const Tensor* first = nullptr;
+  bool broadcast = false;
   for (int i = 0; i < ntensors(); ++i) {
     const Tensor& t = *ops_[i].tensor;
     // Outputs that may be resized do not constrain the shape.
     if (ops_[i].is_output && (resize_outputs_ || !t.defined())) continue;
-    if (first) {
+    if (!first) {
+      first = &t;
       shape_.assign(t.sizes());
-      first = false;
-    } else {
+    } else if (!t.sizes().equals(shape_)) {
       broadcast_into(shape_, t.sizes(), op_);
+      broadcast = true;
     }
   }
-  numel_ = checked_numel(shape_, op_);
+  // Broadcasting can multiply sizes past int64; a tensor's own numel cannot.
+  numel_ = broadcast || !first ? checked_numel(shape_, op_) : first->numel();
 }
 
 // Step 2: the first operand that is not a CPU scalar decides the device.
@@ -107,10 +116,24 @@ void TensorIterator::compute_device() {
   }
 }
 
+// Inputs of one dtype and no wrapped number (a wrapped float counts as the
+// default dtype, not as its own) promote to that dtype: the common case,
+// decided without ResultTypeState.
+bool TensorIterator::inputs_share_dtype() const {
+  const ScalarType t = ops_[noutputs_].tensor->dtype();
+  for (int i = noutputs_; i < ntensors(); ++i) {
+    const TensorImpl* impl = ops_[i].tensor->impl();
+    if (impl->dtype() != t || impl->is_wrapped_number()) return false;
+  }
+  return true;
+}
+
 // Step 3.
 void TensorIterator::compute_dtype() {
   if (static_dtype_ != ScalarType::Undefined) {
     common_dtype_ = static_dtype_;
+  } else if (ninputs_ > 0 && inputs_share_dtype()) {
+    common_dtype_ = ops_[noutputs_].tensor->dtype();
   } else if (ninputs_ > 0) {
     ResultTypeState state;
     for (int i = noutputs_; i < ntensors(); ++i) {
@@ -119,7 +142,7 @@ void TensorIterator::compute_dtype() {
     }
     common_dtype_ = state.result();
   } else {
-    SDK_CHECK(noutputs_ > 0 && outputs_[0].defined(), op_, ": TensorIterator needs an input or a defined output");
+    SDK_COLD_CHECK(Runtime, noutputs_ > 0 && outputs_[0].defined(), op_, ": TensorIterator needs an input or a defined output");
     common_dtype_ = outputs_[0].dtype();
   }
   for (int i = 0; i < ntensors(); ++i) {
@@ -137,9 +160,9 @@ void TensorIterator::check_output_shapes() {
       continue;
     }
     if (t.sizes().equals(shape_)) continue;
-    SDK_CHECK_VALUE(resize_outputs_, op_, ": output with shape ", t.sizes(), " doesn't match the broadcast shape ",
+    SDK_COLD_CHECK(Value, resize_outputs_, op_, ": output with shape ", t.sizes(), " doesn't match the broadcast shape ",
                     shape_);
-    SDK_CHECK_VALUE(t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
+    SDK_COLD_CHECK(Value, t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
                     " but the result has shape ", shape_,
                     "; an out= tensor is only resized when it has no elements");
     ops_[i].will_allocate = true;
@@ -156,7 +179,7 @@ void TensorIterator::compute_byte_strides() {
     const Tensor& t = *o.tensor;
     o.strides.resize(ndim);
     const size_t offset = ndim - static_cast<size_t>(t.dim());
-    const int64_t itemsize = static_cast<int64_t>(t.itemsize());
+    const int64_t itemsize = itemsize_of(t.dtype());
     for (size_t d = 0; d < ndim; ++d) {
       if (d < offset) {
         o.strides[d] = 0;
@@ -221,6 +244,7 @@ void TensorIterator::allocate_outputs() {
       }
     }
     if (!outputs_[i].defined()) {
+      o.fresh = true;
       outputs_[i] = natural ? make_tensor(shape_, common_dtype_, device_)
                             : make_tensor_strided(shape_, strides, common_dtype_, device_);
     } else {
@@ -229,7 +253,7 @@ void TensorIterator::allocate_outputs() {
     }
     if (numel_ != 1) {
       const Tensor& t = outputs_[i];
-      const int64_t itemsize = static_cast<int64_t>(t.itemsize());
+      const int64_t itemsize = itemsize_of(t.dtype());
       o.strides.resize(ndim);
       for (int64_t d = 0; d < ndim; ++d) o.strides[d] = t.strides()[d] * itemsize;
     }
@@ -241,23 +265,24 @@ void TensorIterator::allocate_outputs() {
 // coinciding; anything else is allowed, as in PyTorch ("too hard" to tell).
 void TensorIterator::check_overlap() const {
   for (int i = 0; i < noutputs_; ++i) {
+    if (ops_[i].fresh) continue;  // allocated by build(): shares nothing
     const Tensor& out = outputs_[i];
     for (int64_t d = 0; d < out.dim(); ++d) {
-      SDK_CHECK_VALUE(out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
+      SDK_COLD_CHECK(Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
                       ": unsupported operation: more than one element of the written-to tensor refers to a single "
                       "memory location. Please clone() the tensor before performing the operation.");
     }
     if (out.numel() == 0 || !out.is_contiguous()) continue;
-    const int64_t out_begin = out.storage_offset() * static_cast<int64_t>(out.itemsize());
-    const int64_t out_end = out_begin + static_cast<int64_t>(out.nbytes());
+    const int64_t out_begin = out.storage_offset() * itemsize_of(out.dtype());
+    const int64_t out_end = out_begin + out.numel() * itemsize_of(out.dtype());
     for (int j = noutputs_; j < ntensors(); ++j) {
       const Tensor& in = *ops_[j].tensor;
       if (in.storage() != out.storage() || in.numel() == 0 || !in.is_contiguous()) continue;
-      const int64_t in_begin = in.storage_offset() * static_cast<int64_t>(in.itemsize());
-      const int64_t in_end = in_begin + static_cast<int64_t>(in.nbytes());
+      const int64_t in_begin = in.storage_offset() * itemsize_of(in.dtype());
+      const int64_t in_end = in_begin + in.numel() * itemsize_of(in.dtype());
       bool same = in_begin == out_begin && in_end == out_end;
       bool disjoint = in_end <= out_begin || out_end <= in_begin;
-      SDK_CHECK_VALUE(same || disjoint, op_,
+      SDK_COLD_CHECK(Value, same || disjoint, op_,
                       ": unsupported operation: some elements of the input tensors and the written-to tensor refer "
                       "to a single memory location. Please clone() the tensor before performing the operation.");
     }
@@ -314,7 +339,7 @@ void TensorIterator::for_each(Loop loop, void* ctx) const {
   int64_t inner[kMaxOperands] = {};
   for (int i = 0; i < nt; ++i) {
     base[i] = ops_[i].data;
-    SDK_CHECK(base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
+    SDK_COLD_CHECK(Runtime, base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
               ops_[i].tensor->device(), ")");
   }
   char* data[kMaxOperands];

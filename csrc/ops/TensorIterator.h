@@ -116,11 +116,13 @@ class SDK_API TensorIterator {
     ScalarType dtype = ScalarType::Undefined;
     bool is_output = false;
     bool will_allocate = false;  // undefined or resized output: no say in the order
+    bool fresh = false;          // allocated by build()
   };
 
   void compute_shape();
   void compute_device();
   void compute_dtype();
+  bool inputs_share_dtype() const;
   void check_output_shapes();
   void compute_byte_strides();
   void reorder_dims();

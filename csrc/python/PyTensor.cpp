@@ -75,31 +75,27 @@ bool to_operand(PyObject* obj, Tensor* out) {
 
 using BinarySig = Tensor(const Tensor&, const Tensor&, const Scalar&);
 
-#define SDK_BINARY_SLOT(fn_name, op_name)                                                                 \
-  PyObject* fn_name(PyObject* a, PyObject* b) {                                                          \
-    SDK_HANDLE_ERRORS_BEGIN                                                                              \
-    Tensor ta, tb;                                                                                        \
-    if (!to_operand(a, &ta) || !to_operand(b, &tb)) Py_RETURN_NOTIMPLEMENTED;                            \
-    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<BinarySig>();     \
-    return wrap_tensor(op.call(ta, tb, Scalar(int64_t{1})));                                             \
-    SDK_HANDLE_ERRORS_END(nullptr)                                                                       \
+using BinaryNoAlphaSig = Tensor(const Tensor&, const Tensor&);
+
+// The arithmetic slots call the operator's typed handle directly: one key
+// computation and one table lookup, no argument parsing. `in_place` slots
+// (a += b) require a tensor on the left.
+#define SDK_BINARY_SLOT(fn_name, op_name, in_place, Sig, ...)                                      \
+  PyObject* fn_name(PyObject* a, PyObject* b) {                                                    \
+    SDK_HANDLE_ERRORS_BEGIN                                                                        \
+    Tensor ta, tb;                                                                                  \
+    if ((in_place && !is_tensor(a)) || !to_operand(a, &ta) || !to_operand(b, &tb)) {              \
+      Py_RETURN_NOTIMPLEMENTED;                                                                     \
+    }                                                                                               \
+    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<Sig>();     \
+    return wrap_tensor(op.call(ta, tb __VA_OPT__(, ) __VA_ARGS__));                                \
+    SDK_HANDLE_ERRORS_END(nullptr)                                                                 \
   }
 
-SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor")
-SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor")
-
-#define SDK_INPLACE_SLOT(fn_name, op_name)                                                                \
-  PyObject* fn_name(PyObject* a, PyObject* b) {                                                          \
-    SDK_HANDLE_ERRORS_BEGIN                                                                              \
-    Tensor tb;                                                                                            \
-    if (!is_tensor(a) || !to_operand(b, &tb)) Py_RETURN_NOTIMPLEMENTED;                                  \
-    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<BinarySig>();     \
-    return wrap_tensor(op.call(unpack_tensor(a), tb, Scalar(int64_t{1})));                               \
-    SDK_HANDLE_ERRORS_END(nullptr)                                                                       \
-  }
-
-SDK_INPLACE_SLOT(tensor_iadd, "aten::add_.Tensor")
-SDK_INPLACE_SLOT(tensor_imul, "aten::mul_.Tensor")
+SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor", false, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_iadd, "aten::add_.Tensor", true, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_imul, "aten::mul_.Tensor", true, BinaryNoAlphaSig)
 
 PyNumberMethods g_number_methods = [] {
   PyNumberMethods m{};

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "core/Exception.h"
 
@@ -11,15 +12,80 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
+// Note [Small CPU blocks]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Tiny tensors (scalars, 1-element results) are created and freed on every
+// small operator call. Aligned allocation of tiny blocks is slow in glibc
+// (memalign consolidates the fast bins each time), so blocks of up to
+// kSmallClasses * 64 bytes are kept on per-thread free lists, one per 64-byte
+// size class, capped at kMaxCachedPerClass blocks. A block freed on another
+// thread joins that thread's list: blocks are interchangeable. Each class has
+// its own deleter so the DataPtr records the class without extra storage.
+constexpr int kSmallClasses = 4;  // 64, 128, 192, 256 bytes
+constexpr size_t kMaxCachedPerClass = 64;
+
+// Set when this thread's cache is destroyed at thread exit: a tensor freed
+// later in the exit sequence must not touch the dead cache. A trivially
+// destructible thread_local stays readable until the thread is gone.
+thread_local bool t_cache_destroyed = false;
+
+struct SmallBlockCache {
+  std::vector<void*> free_lists[kSmallClasses];
+  ~SmallBlockCache() {
+    t_cache_destroyed = true;
+    for (auto& list : free_lists) {
+      for (void* p : list) std::free(p);
+    }
+  }
+};
+
+SmallBlockCache& small_cache() {
+  static thread_local SmallBlockCache cache;
+  return cache;
+}
+
+template <int Class>
+void free_small(void* p) {
+  if (t_cache_destroyed) {
+    std::free(p);
+    return;
+  }
+  auto& list = small_cache().free_lists[Class];
+  if (list.size() < kMaxCachedPerClass) {
+    list.push_back(p);
+  } else {
+    std::free(p);
+  }
+}
+
+constexpr DeleterFn kSmallDeleters[kSmallClasses] = {&free_small<0>, &free_small<1>, &free_small<2>,
+                                                     &free_small<3>};
+
+void* aligned_or_throw(size_t rounded, size_t nbytes) {
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+  return p;
+}
+
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    void* p = nullptr;
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    if (rounded == 0) rounded = kAlignment;
-    p = std::aligned_alloc(kAlignment, rounded);
-    SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, "CPU out of memory: tried to allocate ", nbytes,
+    size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    SDK_CHECK_KIND(ErrorKind::OutOfMemory, rounded >= nbytes, "CPU out of memory: tried to allocate ", nbytes,
                    " bytes");
+    size_t cls = rounded / kAlignment - 1;
+    if (cls < kSmallClasses && !t_cache_destroyed) {
+      auto& list = small_cache().free_lists[cls];
+      void* p;
+      if (!list.empty()) {
+        p = list.back();
+        list.pop_back();
+      } else {
+        p = aligned_or_throw(rounded, nbytes);
+      }
+      return DataPtr(p, p, kSmallDeleters[cls], Device(DeviceType::CPU));
+    }
+    void* p = aligned_or_throw(rounded, nbytes);
     return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
   }
 };

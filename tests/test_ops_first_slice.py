@@ -1,0 +1,160 @@
+"""The first slice of aten operators on CPU and Meta, against numpy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import backend_sdk
+from backend_sdk import _C
+
+aten = backend_sdk.ops.aten
+
+NUMERIC = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def np_dtype(name: str):
+    return np.dtype(name)
+
+
+def t(array) -> backend_sdk.Tensor:
+    return backend_sdk.from_numpy(np.asarray(array))
+
+
+# ---- schemas --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, schema",
+    [
+        ("aten::add.Tensor", "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
+        ("aten::add_.Tensor", "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
+        ("aten::add.out", "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"),
+        ("aten::mul.Tensor", "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
+        ("aten::view", "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)"),
+        ("aten::fill_.Scalar", "aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"),
+        ("aten::copy_", "aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"),
+    ],
+)
+def test_schemas_are_pytorchs(name, schema):
+    assert _C._get_op_overload(name)._schema == schema
+
+
+def test_computed_table_of_add_has_cpu_and_meta_kernels():
+    table = _C._dispatch_dump_table("aten::add.Tensor")
+    assert "CPU: registered at" in table and "Meta: registered at" in table
+    assert "AutogradCPU: fallthrough" in table
+
+
+# ---- add / mul against numpy ------------------------------------------------------------------------
+shapes = st.sampled_from([(), (1,), (3,), (2, 3), (3, 1), (1, 3), (2, 1, 3), (0,), (0, 3)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a_shape=shapes, b_shape=shapes, a_dtype=st.sampled_from(NUMERIC), b_dtype=st.sampled_from(NUMERIC),
+    op=st.sampled_from(["add", "mul"]), data=st.data(),
+)
+def test_binary_ops_match_numpy_with_broadcasting_and_promotion(a_shape, b_shape, a_dtype, b_dtype, op, data):
+    try:
+        expected_shape = np.broadcast_shapes(a_shape, b_shape)
+    except ValueError:
+        with pytest.raises(ValueError, match="must match the size of tensor"):
+            getattr(backend_sdk, op)(t(np.zeros(a_shape, a_dtype)), t(np.zeros(b_shape, b_dtype)))
+        return
+    elements = st.integers(0, 9)
+    a = data.draw(hnp.arrays(np_dtype(a_dtype), a_shape, elements=elements))
+    b = data.draw(hnp.arrays(np_dtype(b_dtype), b_shape, elements=elements))
+    result = getattr(backend_sdk, op)(t(a), t(b))
+    expected_dtype = backend_sdk.promote_types(getattr(backend_sdk, a_dtype), getattr(backend_sdk, b_dtype))
+    # 0-dim operands do not promote a dimensioned operand of the same kind (PyTorch's rule)
+    if (a.ndim == 0) != (b.ndim == 0) and (np.dtype(a_dtype).kind == "f") == (np.dtype(b_dtype).kind == "f"):
+        expected_dtype = getattr(backend_sdk, a_dtype if a.ndim else b_dtype)
+    assert result.dtype == expected_dtype
+    assert result.shape == expected_shape
+    ufunc = np.add if op == "add" else np.multiply
+    expected = ufunc(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(result.numpy().astype(np.float64), expected.astype(result.numpy().dtype).astype(np.float64), rtol=1e-3)
+
+
+def test_python_scalars_are_wrapped_numbers():
+    x = t(np.array([1, 2], dtype=np.int32))
+    assert (x + 1).dtype == backend_sdk.int32
+    assert (x + 1.5).dtype == backend_sdk.float32
+    assert (x * True).dtype == backend_sdk.int32
+    f16 = t(np.array([1.0], dtype=np.float16))
+    assert (f16 * 2.0).dtype == backend_sdk.float16
+    assert (2 + x).tolist() == [3, 4] and (3 * x).tolist() == [3, 6]
+    assert backend_sdk.add(x, 2).tolist() == [3, 4]
+
+
+def test_alpha_and_its_errors():
+    x = t(np.array([1.0, 2.0], dtype=np.float32))
+    assert backend_sdk.add(x, x, alpha=3).tolist() == [4.0, 8.0]
+    i = t(np.array([1, 2]))
+    with pytest.raises(TypeError, match="alpha must not be a floating point number"):
+        backend_sdk.add(i, i, alpha=0.5)
+
+
+def test_non_contiguous_and_expanded_operands():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = t(base)[:, ::2]  # stepped
+    b = t(base).t()[:3, :4].t()  # transposed
+    c = t(np.arange(3, dtype=np.float32)).expand(4, 3)  # stride 0
+    np.testing.assert_array_equal((a + b).numpy(), base[:, ::2] + base.T[:3, :4].T)
+    np.testing.assert_array_equal((a * c).numpy(), base[:, ::2] * np.arange(3, dtype=np.float32))
+
+
+def test_in_place_and_out_variants():
+    x = t(np.array([1.0, 2.0], dtype=np.float32))
+    y = t(np.array([10.0, 20.0], dtype=np.float32))
+    assert x.add_(y) is x and x.tolist() == [11.0, 22.0]
+    x.mul_(2)
+    assert x.tolist() == [22.0, 44.0]
+    out = backend_sdk.empty(2)
+    assert backend_sdk.add(x, y, out=out) is out and out.tolist() == [32.0, 64.0]
+    with pytest.raises(TypeError, match="can't be cast to the desired output type"):
+        t(np.array([1, 2])).add_(1.5)
+    with pytest.raises(ValueError, match="doesn't match the broadcast shape"):
+        t(np.array([1.0])).add_(t(np.ones(3, np.float32)))
+    wrong_shape = backend_sdk.empty(3)
+    with pytest.raises(ValueError, match="out"):
+        backend_sdk.add(x, y, out=wrong_shape)
+
+
+def test_copy_and_fill_convert_dtypes():
+    dst = backend_sdk.empty(3, dtype=backend_sdk.int16)
+    dst.copy_(t(np.array([1.7, -2.2, 3.0])))
+    assert dst.tolist() == [1, -2, 3]
+    dst.fill_(7)
+    assert dst.tolist() == [7, 7, 7]
+    b = backend_sdk.empty(2, dtype=backend_sdk.bfloat16).fill_(1.5)
+    assert b.tolist() == [1.5, 1.5]
+    with pytest.raises(ValueError):
+        backend_sdk.empty(2).copy_(backend_sdk.empty(3))
+
+
+# ---- Meta ----------------------------------------------------------------------------------------------
+def test_meta_kernels_agree_with_cpu_metadata():
+    cases = [
+        lambda d: backend_sdk.add(backend_sdk.empty(2, 1, 3, device=d), backend_sdk.empty(4, 1, device=d)),
+        lambda d: backend_sdk.mul(backend_sdk.empty(3, dtype=backend_sdk.int8, device=d), 2.5),
+        lambda d: backend_sdk.empty(2, 3, device=d).view(3, 2),
+        lambda d: backend_sdk.empty(2, 3, device=d).as_strided((2, 2), (1, 2), 1),
+        lambda d: backend_sdk.empty_strided((2, 3), (1, 2), device=d),
+    ]
+    for make in cases:
+        cpu, meta = make("cpu"), make("meta")
+        assert meta.is_meta
+        assert (meta.shape, meta.dtype, meta.stride(), meta.storage_offset()) == (
+            cpu.shape, cpu.dtype, cpu.stride(), cpu.storage_offset())
+
+
+def test_mixing_devices_is_an_error():
+    with pytest.raises(ValueError, match=r"Expected all tensors to be on the same device, but found at least two devices, (meta and cpu|cpu and meta)!"):
+        backend_sdk.add(backend_sdk.ones(2), backend_sdk.empty(2, device="meta"))
+
+
+def test_unsupported_memory_format_is_rejected():
+    with pytest.raises(ValueError):
+        aten.empty.memory_format([2, 2, 2, 2], memory_format=2)
