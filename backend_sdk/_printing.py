@@ -76,7 +76,6 @@ def tensor_repr(t: "Tensor") -> str:
     if t.is_meta:
         body = "..."
         suffixes.append(f"size={tuple(t.shape)}")
-        implied = False
     elif not t.is_cpu:
         return "tensor(" + ", ".join([f"<{t.numel()} elements in device memory>"] + suffixes) + ")"
     elif t.numel() == 0:

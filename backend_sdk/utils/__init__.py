@@ -5,8 +5,27 @@ from .. import _C
 
 __all__ = [
     "rename_privateuse1_backend", "rename_privateuse2_backend", "rename_privateuse3_backend",
-    "get_privateuse1_backend_name",
+    "get_privateuse1_backend_name", "include_paths", "library_paths",
 ]
+
+import os as _os
+from pathlib import Path as _Path
+
+_PACKAGE_DIR = _Path(__file__).resolve().parent.parent
+
+
+def include_paths() -> list[str]:
+    """Directories to put on the include path to compile code against the SDK's C++ headers."""
+    installed = _PACKAGE_DIR / "include"
+    if installed.is_dir():
+        return [str(installed)]
+    source = _PACKAGE_DIR.parent / "csrc"  # a development checkout
+    return [str(source)]
+
+
+def library_paths() -> list[str]:
+    """Directories holding libbackend_sdk.so, to link vendor code against."""
+    return [str(_PACKAGE_DIR / "lib")]
 
 
 def rename_privateuse1_backend(backend_name: str) -> None:

@@ -19,8 +19,11 @@
 // another thread may be inside a call to it at that moment. A record is a few
 // dozen bytes plus its functor, so the graveyard only grows by what
 // registration churn adds (a process that registers and closes a Python
-// Library in a loop keeps every closed kernel alive). Operator entries are
-// never freed either: handles to them stay valid for the process's life.
+// Library in a loop keeps every closed kernel alive). Graveyard records are
+// never destroyed, which also makes unloading a vendor library safe: its
+// functors' code is never called again, not even their destructors. Operator
+// entries are never freed either: handles to them stay valid for the process's
+// life.
 #pragma once
 
 #include <array>

@@ -151,7 +151,9 @@ KernelFunction KernelFunction::make_from_unboxed(Ret (*fn)(Args...)) {
   using Factory = detail::KernelFactory<Ret, Args...>;
   using Functor = typename Factory::Functor;
   KernelFunction k;
-  k.functor_ = std::make_shared<Functor>(fn);
+  // Not std::make_shared: it emits a STB_GNU_UNIQUE symbol into the vendor's
+  // library, which glibc then refuses to unload (see test_cpp_registration.py).
+  k.functor_ = std::shared_ptr<Functor>(new Functor(fn));
   k.boxed_ = &Functor::call_boxed;
   k.unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed);
   k.signature_ = &Factory::signature();

@@ -15,7 +15,7 @@ Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, cons
   if (kind == DEF) registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug()));
 }
 
-std::string Library::debug() const { return file_ + ":" + std::to_string(line_); }
+std::string Library::debug() const { return line_ ? file_ + ":" + std::to_string(line_) : file_; }
 
 std::string Library::qualify(std::string_view name) const {
   if (name.find("::") != std::string_view::npos) return std::string(name);

@@ -238,7 +238,9 @@ Tensor mul_out_kernel(const Tensor& self, const Tensor& other, const Tensor& out
 Tensor add_scalar_kernel(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return ops::add(self, wrapped_scalar_tensor(other), alpha);
 }
-Tensor mul_scalar_kernel(const Tensor& self, const Scalar& other) { return ops::mul(self, wrapped_scalar_tensor(other)); }
+Tensor mul_scalar_kernel(const Tensor& self, const Scalar& other) {
+  return ops::mul(self, wrapped_scalar_tensor(other));
+}
 
 }  // namespace
 }  // namespace sdk::ops

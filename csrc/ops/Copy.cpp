@@ -19,15 +19,29 @@ void build_copy(TensorIterator& iter, const Tensor& self, const Tensor& src) {
   iter.build();
 }
 
-// Same dtype: bytes move unchanged.
+// Same dtype: elements move unchanged, as unsigned words of their size.
+template <typename U>
+void copy_words(char* out, int64_t so, const char* in, int64_t si, int64_t n) {
+  constexpr int64_t size = sizeof(U);
+  if (so == size && si == size) {
+    std::memmove(out, in, static_cast<size_t>(n * size));
+  } else if (si == 0) {
+    const U v = *reinterpret_cast<const U*>(in);
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(out + i * so) = v;
+  } else {
+    for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(out + i * so) = *reinterpret_cast<const U*>(in + i * si);
+  }
+}
+
 void copy_same_dtype(const TensorIterator& iter) {
-  const int64_t size = static_cast<int64_t>(iter.tensor(0).itemsize());
+  const size_t size = iter.tensor(0).itemsize();
   iter.for_each([size](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == size && strides[1] == size) {
-      std::memmove(data[0], data[1], static_cast<size_t>(n * size));
-      return;
+    switch (size) {
+      case 1: return copy_words<uint8_t>(data[0], strides[0], data[1], strides[1], n);
+      case 2: return copy_words<uint16_t>(data[0], strides[0], data[1], strides[1], n);
+      case 4: return copy_words<uint32_t>(data[0], strides[0], data[1], strides[1], n);
+      default: return copy_words<uint64_t>(data[0], strides[0], data[1], strides[1], n);
     }
-    for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * strides[0], data[1] + i * strides[1], size);
   });
 }
 

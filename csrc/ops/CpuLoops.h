@@ -48,6 +48,38 @@ constexpr ScalarType scalar_type_of() {
 template <typename T>
 constexpr bool is_reduced_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
+// float16 <-> float with the results of core/Half.h, written with bit
+// masks instead of branches so that conversion loops vectorise.
+inline uint32_t select_bits(bool c, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return (a & mask) | (b & ~mask);
+}
+
+inline float half_bits_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t magnitude = h & 0x7fffu;
+  // Shifting the exponent and mantissa into place and scaling by 2^112
+  // rebiases the exponent (127 - 15) and normalises subnormals exactly.
+  const float scaled = ::sdk::detail::bits_float(magnitude << 13) * 0x1p112f;
+  const uint32_t special = 0x7f800000u | (magnitude << 13);  // inf and NaN
+  const uint32_t finite = ::sdk::detail::float_bits(scaled);
+  return ::sdk::detail::bits_float(sign | select_bits(magnitude >= 0x7c00u, special, finite));
+}
+
+inline uint16_t float_to_half_bits(float f) {
+  const uint32_t u = ::sdk::detail::float_bits(f);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t abs = u & 0x7fffffffu;
+  // Normal results: rebias the exponent, round to nearest even.
+  const uint32_t normal = (abs + 0xc8000fffu + ((abs >> 13) & 1u)) >> 13;
+  // Subnormal results: adding 0.5 lets the FPU round the low bits.
+  const uint32_t subnormal = ::sdk::detail::float_bits(::sdk::detail::bits_float(abs) + 0.5f) - 0x3f000000u;
+  uint32_t r = select_bits(abs < 0x38800000u, subnormal, normal);
+  r = select_bits(abs >= 0x477ff000u, 0x7c00u, r);  // overflow -> inf
+  r = select_bits(abs > 0x7f800000u, 0x7e00u, r);   // NaN
+  return static_cast<uint16_t>(sign | r);
+}
+
 // Value conversion with defined results for every input: floating values that
 // do not fit an integer type (NaN, inf, out of range) give int64's minimum,
 // truncated to the target, as x86 hardware does for PyTorch.
@@ -55,11 +87,17 @@ template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
-  } else if constexpr (is_reduced_float_v<From>) {
+  } else if constexpr (std::is_same_v<From, Half>) {
+    return convert<To, float>(half_bits_to_float(v.x));
+  } else if constexpr (std::is_same_v<From, BFloat16>) {
     return convert<To, float>(static_cast<float>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
-  } else if constexpr (is_reduced_float_v<To>) {
+  } else if constexpr (std::is_same_v<To, Half>) {
+    Half h;
+    h.x = float_to_half_bits(convert<float, From>(v));
+    return h;
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
     return To(convert<float, From>(v));
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
     constexpr From lo = From(-9223372036854775808.0), hi = From(9223372036854775808.0);
@@ -100,6 +138,11 @@ template <typename T>
 void load_converted(T* dst, const char* src, int64_t stride, ScalarType dtype, int64_t n) {
   dispatch_storage_type(dtype, "load", [&](auto tag) {
     using S = typename decltype(tag)::type;
+    if (stride == static_cast<int64_t>(sizeof(S))) {  // contiguous: vectorisable
+      const S* p = reinterpret_cast<const S*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = convert<T, S>(p[i]);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       S v;
       std::memcpy(&v, src + i * stride, sizeof(S));
@@ -113,6 +156,11 @@ template <typename T>
 void store_converted(char* dst, int64_t stride, ScalarType dtype, const T* src, int64_t n) {
   dispatch_storage_type(dtype, "store", [&](auto tag) {
     using D = typename decltype(tag)::type;
+    if (stride == static_cast<int64_t>(sizeof(D))) {  // contiguous: vectorisable
+      D* p = reinterpret_cast<D*>(dst);
+      for (int64_t i = 0; i < n; ++i) p[i] = convert<D, T>(src[i]);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       D v = convert<D, T>(src[i]);
       std::memcpy(dst + i * stride, &v, sizeof(D));

@@ -30,10 +30,12 @@ void check_memory_format(std::optional<int64_t> memory_format, const char* op) {
                   " is not supported; only contiguous_format is");
 }
 
-// The kernel of backend kType allocates there, whatever index `device` names
-// beyond that (make_tensor resolves the current device).
+// The kernel of backend kType allocates there. CPU and meta tensors have no
+// device index ("cpu:0" makes a tensor on "cpu", as in PyTorch); a device
+// backend keeps the requested index (-1: make_tensor resolves the current one).
 template <DeviceType kType>
 Device target_device(std::optional<Device> device) {
+  if (kType == DeviceType::CPU || kType == DeviceType::Meta) return Device(kType);
   return Device(kType, device && device->type == kType ? device->index : -1);
 }
 

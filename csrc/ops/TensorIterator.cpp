@@ -31,7 +31,7 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
     int64_t a = shape[i], b = other[i - offset];
     if (a == b || b == 1) continue;
     SDK_COLD_CHECK(Value, a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
-                    ") at non-singleton dimension ", i);
+                   ") at non-singleton dimension ", i);
     shape[i] = b;
   }
 }
@@ -39,8 +39,8 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
 }  // namespace
 
 TensorIterator& TensorIterator::add_output(const Tensor& out) {
-  SDK_COLD_CHECK(Runtime, ninputs_ == 0 && noutputs_ < kMaxOperands, op_, ": TensorIterator outputs must be added first, at most ",
-            kMaxOperands, " operands");
+  SDK_COLD_CHECK(Runtime, ninputs_ == 0 && noutputs_ < kMaxOperands, op_,
+                 ": TensorIterator outputs must be added first, at most ", kMaxOperands, " operands");
   outputs_[noutputs_] = out;
   Operand& o = ops_[noutputs_];
   o.tensor = &outputs_[noutputs_];
@@ -50,7 +50,8 @@ TensorIterator& TensorIterator::add_output(const Tensor& out) {
 }
 
 TensorIterator& TensorIterator::add_input(const Tensor& in) {
-  SDK_COLD_CHECK(Runtime, ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands, " operands");
+  SDK_COLD_CHECK(Runtime, ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands,
+                 " operands");
   SDK_COLD_CHECK(Value, in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
   ops_[ntensors()].tensor = &in;
   ++ninputs_;
@@ -142,7 +143,8 @@ void TensorIterator::compute_dtype() {
     }
     common_dtype_ = state.result();
   } else {
-    SDK_COLD_CHECK(Runtime, noutputs_ > 0 && outputs_[0].defined(), op_, ": TensorIterator needs an input or a defined output");
+    SDK_COLD_CHECK(Runtime, noutputs_ > 0 && outputs_[0].defined(), op_,
+                   ": TensorIterator needs an input or a defined output");
     common_dtype_ = outputs_[0].dtype();
   }
   for (int i = 0; i < ntensors(); ++i) {
@@ -160,11 +162,11 @@ void TensorIterator::check_output_shapes() {
       continue;
     }
     if (t.sizes().equals(shape_)) continue;
-    SDK_COLD_CHECK(Value, resize_outputs_, op_, ": output with shape ", t.sizes(), " doesn't match the broadcast shape ",
-                    shape_);
+    SDK_COLD_CHECK(Value, resize_outputs_, op_, ": output with shape ", t.sizes(),
+                   " doesn't match the broadcast shape ", shape_);
     SDK_COLD_CHECK(Value, t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
-                    " but the result has shape ", shape_,
-                    "; an out= tensor is only resized when it has no elements");
+                   " but the result has shape ", shape_,
+                   "; an out= tensor is only resized when it has no elements");
     ops_[i].will_allocate = true;
   }
 }
@@ -269,8 +271,8 @@ void TensorIterator::check_overlap() const {
     const Tensor& out = outputs_[i];
     for (int64_t d = 0; d < out.dim(); ++d) {
       SDK_COLD_CHECK(Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
-                      ": unsupported operation: more than one element of the written-to tensor refers to a single "
-                      "memory location. Please clone() the tensor before performing the operation.");
+                     ": unsupported operation: more than one element of the written-to tensor refers to a single "
+                     "memory location. Please clone() the tensor before performing the operation.");
     }
     if (out.numel() == 0 || !out.is_contiguous()) continue;
     const int64_t out_begin = out.storage_offset() * itemsize_of(out.dtype());
@@ -283,8 +285,8 @@ void TensorIterator::check_overlap() const {
       bool same = in_begin == out_begin && in_end == out_end;
       bool disjoint = in_end <= out_begin || out_end <= in_begin;
       SDK_COLD_CHECK(Value, same || disjoint, op_,
-                      ": unsupported operation: some elements of the input tensors and the written-to tensor refer "
-                      "to a single memory location. Please clone() the tensor before performing the operation.");
+                     ": unsupported operation: some elements of the input tensors and the written-to tensor refer "
+                     "to a single memory location. Please clone() the tensor before performing the operation.");
     }
   }
 }
@@ -340,7 +342,7 @@ void TensorIterator::for_each(Loop loop, void* ctx) const {
   for (int i = 0; i < nt; ++i) {
     base[i] = ops_[i].data;
     SDK_COLD_CHECK(Runtime, base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
-              ops_[i].tensor->device(), ")");
+                   ops_[i].tensor->device(), ")");
   }
   char* data[kMaxOperands];
   const int nd = loop_ndim();
