@@ -42,6 +42,12 @@ SDK_API extern const std::array<TableOffsetAndMask, kNumFunctionalityKeys> kTabl
 
 constexpr uint64_t kBackendBitsMask = (uint64_t{1} << kNumBackends) - 1;
 
+// The bit of a functionality key (Dense, BackendSelect, ...): usable in
+// constant expressions, so hot paths never call DispatchKeySet(DispatchKey).
+constexpr uint64_t functionality_bit(DispatchKey k) {
+  return k == DispatchKey::Undefined ? 0 : uint64_t{1} << (kNumBackends + static_cast<int>(k) - 1);
+}
+
 class SDK_API DispatchKeySet {
  public:
   struct RawTag {};

@@ -15,11 +15,11 @@
 
 namespace sdk {
 
-inline DispatchKeySet default_included_keys() {
-  return DispatchKeySet(DispatchKeySet::RawTag{},
-                        DispatchKeySet({DispatchKey::BackendSelect, DispatchKey::ADInplaceOrView}).raw_repr());
-}
-inline DispatchKeySet default_excluded_keys() { return DispatchKeySet(DispatchKey::AutocastFunctionality); }
+constexpr uint64_t kDefaultIncludedBits =
+    functionality_bit(DispatchKey::BackendSelect) | functionality_bit(DispatchKey::ADInplaceOrView);
+constexpr uint64_t kDefaultExcludedBits = functionality_bit(DispatchKey::AutocastFunctionality);
+inline DispatchKeySet default_included_keys() { return DispatchKeySet(DispatchKeySet::RawTag{}, kDefaultIncludedBits); }
+inline DispatchKeySet default_excluded_keys() { return DispatchKeySet(DispatchKeySet::RawTag{}, kDefaultExcludedBits); }
 
 namespace detail {
 struct RawLocalDispatchKeySet {
@@ -36,8 +36,8 @@ struct LocalDispatchKeySet {
 
 inline LocalDispatchKeySet tls_local_dispatch_key_set() {
   const auto& raw = detail::raw_local_dispatch_key_set;
-  return {DispatchKeySet(DispatchKeySet::RawTag{}, raw.included_xor_default ^ default_included_keys().raw_repr()),
-          DispatchKeySet(DispatchKeySet::RawTag{}, raw.excluded_xor_default ^ default_excluded_keys().raw_repr())};
+  return {DispatchKeySet(DispatchKeySet::RawTag{}, raw.included_xor_default ^ kDefaultIncludedBits),
+          DispatchKeySet(DispatchKeySet::RawTag{}, raw.excluded_xor_default ^ kDefaultExcludedBits)};
 }
 SDK_API void tls_set_local_dispatch_key_set(LocalDispatchKeySet s);
 

@@ -32,6 +32,8 @@ namespace {
 // ---------------------------------------------------------------------------
 struct BoundSchema {
   explicit BoundSchema(OperatorHandle op) : handle(op), schema(op.schema()) {
+    SDK_CHECK_VALUE(schema.arguments.size() < 64, schema.qualified_name(),
+                    ": operators with 64 or more arguments cannot be called from Python");
     for (const Argument& a : schema.arguments) {
       defaults.push_back(a.default_text ? std::optional<IValue>(default_ivalue(a)) : std::nullopt);
       names.push_back(py::reinterpret_steal<py::object>(PyUnicode_InternFromString(a.name.c_str())));
@@ -64,7 +66,10 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
   const auto& params = b.schema.arguments;
   size_t n = params.size();
   stack->assign(n, IValue());
-  std::vector<bool> filled(n, false);
+  // Which parameters got a value; schemas have far fewer than 64 arguments
+  // (checked when the schema is bound).
+  uint64_t filled_bits = 0;
+  auto filled = [&filled_bits](size_t i) { return (filled_bits >> i) & 1u; };
   // In a vectorcall, keyword values follow the positional arguments.
   PyObject* const* kwvalues = args + nargs;
   // Gather `x.view(2, 3)` into the int-list parameter.
@@ -93,7 +98,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
       *error = arg_error(b, i, obj);
       return false;
     }
-    filled[i] = true;
+    filled_bits |= uint64_t{1} << i;
   }
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t k = 0; k < nkw; ++k) {
@@ -108,7 +113,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
                std::string(PyUnicode_AsUTF8(key)) + "'";
       return false;
     }
-    if (filled[i]) {
+    if (filled(i)) {
       *error = b.schema.qualified_name() + "() got multiple values for argument '" + params[i].name + "'";
       return false;
     }
@@ -116,10 +121,10 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
       *error = arg_error(b, i, value);
       return false;
     }
-    filled[i] = true;
+    filled_bits |= uint64_t{1} << i;
   }
   for (size_t i = 0; i < n; ++i) {
-    if (filled[i]) continue;
+    if (filled(i)) continue;
     if (!b.defaults[i]) {
       *error = b.schema.qualified_name() + "() missing required argument '" + params[i].name + "' (position " +
                std::to_string(i + 1) + ")";
