@@ -116,13 +116,6 @@ DispatchKeySet runtime_key_set_for(DispatchKey k) {
   }
 }
 
-DispatchKeySet default_tensor_key_set(DeviceType device) {
-  BackendComponent b = backend_component_for(device);
-  return DispatchKeySet(b) | DispatchKeySet({DispatchKey::Dense, DispatchKey::ADInplaceOrView,
-                                             DispatchKey::AutogradFunctionality,
-                                             DispatchKey::AutocastFunctionality});
-}
-
 DispatchKeySet keys_after(DispatchKey k) {
   DispatchKey f = to_functionality_key(k);
   // All functionality bits strictly below f, plus every backend bit.

@@ -124,9 +124,20 @@ SDK_API DispatchKey runtime_key_for_table_index(int index);
 // A runtime key expands to itself.
 SDK_API DispatchKeySet runtime_key_set_for(DispatchKey k);
 
+static_assert(static_cast<int>(BackendComponent::CPUBit) - 1 == static_cast<int>(DeviceType::CPU) &&
+                  static_cast<int>(BackendComponent::PrivateUse3Bit) - 1 == static_cast<int>(DeviceType::PrivateUse3),
+              "backend bits are indexed by DeviceType");
+
 // The set a tensor on `device` carries by default: Dense, ADInplaceOrView,
-// AutogradFunctionality and AutocastFunctionality for its backend.
-SDK_API DispatchKeySet default_tensor_key_set(DeviceType device);
+// AutogradFunctionality and AutocastFunctionality for its backend. Inline:
+// every new tensor computes it.
+inline DispatchKeySet default_tensor_key_set(DeviceType device) {
+  constexpr uint64_t functionalities =
+      functionality_bit(DispatchKey::Dense) | functionality_bit(DispatchKey::ADInplaceOrView) |
+      functionality_bit(DispatchKey::AutogradFunctionality) | functionality_bit(DispatchKey::AutocastFunctionality);
+  // backend bit = BackendComponent - 1 = DeviceType (see backend_component_for)
+  return DispatchKeySet(DispatchKeySet::RawTag{}, functionalities | (uint64_t{1} << static_cast<int>(device)));
+}
 
 // Keys after `k` in priority order, for redispatch from a kernel registered
 // at `k`: the set of keys strictly lower in priority than k.

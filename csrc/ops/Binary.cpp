@@ -3,7 +3,6 @@
 
 #include "dispatch/Library.h"
 #include "ops/Casting.h"
-#include "ops/ColdCheck.h"
 #include "ops/CpuLoops.h"
 #include "ops/Functions.h"
 #include "ops/TensorIterator.h"
@@ -26,7 +25,7 @@ void build_binary(TensorIterator& iter, Variant v, const Tensor& self, const Ten
       iter.add_output(self).resize_outputs(false).output_name("self");
       break;
     case Variant::Out:
-      SDK_COLD_CHECK(Value, out.defined(), iter.op_name(), ": argument 'out' must be a defined tensor");
+      SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.defined(), iter.op_name(), ": argument 'out' must be a defined tensor");
       iter.add_output(out);
       break;
   }
@@ -40,9 +39,9 @@ void build_binary(TensorIterator& iter, Variant v, const Tensor& self, const Ten
 void check_alpha(const TensorIterator& iter, const Scalar& alpha) {
   const ScalarType t = iter.common_dtype();
   const char* op = iter.op_name();
-  SDK_COLD_CHECK(Type, !alpha.is_boolean() || t == ScalarType::Bool, op,
+  SDK_CHECK_KIND(::sdk::ErrorKind::Type, !alpha.is_boolean() || t == ScalarType::Bool, op,
                  ": Boolean alpha only supported for Boolean results.");
-  SDK_COLD_CHECK(Type, is_floating_type(t) || alpha.is_integral(/*include_bool=*/true), op,
+  SDK_CHECK_KIND(::sdk::ErrorKind::Type, is_floating_type(t) || alpha.is_integral(/*include_bool=*/true), op,
                  ": For integral input tensors, argument alpha must not be a floating point number.");
   cpu::dispatch_compute_type(t, op, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "ops/Casting.h"
-#include "ops/ColdCheck.h"
 #include "ops/Resize.h"
 
 namespace sdk::ops {
@@ -30,7 +29,7 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
   for (size_t i = offset; i < shape.size(); ++i) {
     int64_t a = shape[i], b = other[i - offset];
     if (a == b || b == 1) continue;
-    SDK_COLD_CHECK(Value, a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
+    SDK_CHECK_KIND(::sdk::ErrorKind::Value, a == 1, op, ": The size of tensor a (", a, ") must match the size of tensor b (", b,
                    ") at non-singleton dimension ", i);
     shape[i] = b;
   }
@@ -39,7 +38,7 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
 }  // namespace
 
 TensorIterator& TensorIterator::add_output(const Tensor& out) {
-  SDK_COLD_CHECK(Runtime, ninputs_ == 0 && noutputs_ < kMaxOperands, op_,
+  SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, ninputs_ == 0 && noutputs_ < kMaxOperands, op_,
                  ": TensorIterator outputs must be added first, at most ", kMaxOperands, " operands");
   outputs_[noutputs_] = out;
   Operand& o = ops_[noutputs_];
@@ -50,9 +49,9 @@ TensorIterator& TensorIterator::add_output(const Tensor& out) {
 }
 
 TensorIterator& TensorIterator::add_input(const Tensor& in) {
-  SDK_COLD_CHECK(Runtime, ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands,
+  SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, ntensors() < kMaxOperands, op_, ": TensorIterator takes at most ", kMaxOperands,
                  " operands");
-  SDK_COLD_CHECK(Value, in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
+  SDK_CHECK_KIND(::sdk::ErrorKind::Value, in.defined(), op_, ": expected a defined tensor for input ", ninputs_);
   ops_[ntensors()].tensor = &in;
   ++ninputs_;
   return *this;
@@ -143,7 +142,7 @@ void TensorIterator::compute_dtype() {
     }
     common_dtype_ = state.result();
   } else {
-    SDK_COLD_CHECK(Runtime, noutputs_ > 0 && outputs_[0].defined(), op_,
+    SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, noutputs_ > 0 && outputs_[0].defined(), op_,
                    ": TensorIterator needs an input or a defined output");
     common_dtype_ = outputs_[0].dtype();
   }
@@ -162,9 +161,9 @@ void TensorIterator::check_output_shapes() {
       continue;
     }
     if (t.sizes().equals(shape_)) continue;
-    SDK_COLD_CHECK(Value, resize_outputs_, op_, ": output with shape ", t.sizes(),
+    SDK_CHECK_KIND(::sdk::ErrorKind::Value, resize_outputs_, op_, ": output with shape ", t.sizes(),
                    " doesn't match the broadcast shape ", shape_);
-    SDK_COLD_CHECK(Value, t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
+    SDK_CHECK_KIND(::sdk::ErrorKind::Value, t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
                    " but the result has shape ", shape_,
                    "; an out= tensor is only resized when it has no elements");
     ops_[i].will_allocate = true;
@@ -270,7 +269,7 @@ void TensorIterator::check_overlap() const {
     if (ops_[i].fresh) continue;  // allocated by build(): shares nothing
     const Tensor& out = outputs_[i];
     for (int64_t d = 0; d < out.dim(); ++d) {
-      SDK_COLD_CHECK(Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
+      SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
                      ": unsupported operation: more than one element of the written-to tensor refers to a single "
                      "memory location. Please clone() the tensor before performing the operation.");
     }
@@ -284,7 +283,7 @@ void TensorIterator::check_overlap() const {
       const int64_t in_end = in_begin + in.numel() * itemsize_of(in.dtype());
       bool same = in_begin == out_begin && in_end == out_end;
       bool disjoint = in_end <= out_begin || out_end <= in_begin;
-      SDK_COLD_CHECK(Value, same || disjoint, op_,
+      SDK_CHECK_KIND(::sdk::ErrorKind::Value, same || disjoint, op_,
                      ": unsupported operation: some elements of the input tensors and the written-to tensor refer "
                      "to a single memory location. Please clone() the tensor before performing the operation.");
     }
@@ -341,7 +340,7 @@ void TensorIterator::for_each(Loop loop, void* ctx) const {
   int64_t inner[kMaxOperands] = {};
   for (int i = 0; i < nt; ++i) {
     base[i] = ops_[i].data;
-    SDK_COLD_CHECK(Runtime, base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
+    SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
                    ops_[i].tensor->device(), ")");
   }
   char* data[kMaxOperands];

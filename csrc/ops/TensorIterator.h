@@ -41,6 +41,8 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "core/DimVector.h"
 #include "tensor/Tensor.h"
@@ -54,12 +56,16 @@ class SDK_API TensorIterator {
   // for operand i, outputs first.
   using Loop = void (*)(void* ctx, char** data, const int64_t* strides, int64_t n);
 
+  // op_name ("add.Tensor") prefixes every error; it must outlive the
+  // iterator (a string literal).
   explicit TensorIterator(const char* op_name) : op_(op_name) {}
   TensorIterator(const TensorIterator&) = delete;
   TensorIterator& operator=(const TensorIterator&) = delete;
 
   // ---- configuration (before build) ----
-  // An undefined output is allocated by build().
+  // Outputs first, then inputs. Inputs are held by reference: they must
+  // outlive the iterator (kernel arguments do). An undefined output is
+  // allocated by build().
   TensorIterator& add_output(const Tensor& out);
   TensorIterator& add_input(const Tensor& in);
   // false: outputs are written in place and must already have the broadcast
@@ -86,6 +92,8 @@ class SDK_API TensorIterator {
   // Operand i (outputs first, then inputs).
   const Tensor& tensor(int i) const { return *ops_[i].tensor; }
   const Tensor& output(int i = 0) const { return outputs_[i]; }
+  // Moves output i out of the iterator (saves a reference-count round trip
+  // when a kernel returns it); output(i) is undefined afterwards.
   Tensor take_output(int i = 0) { return std::move(outputs_[i]); }
   ScalarType dtype(int i) const { return ops_[i].dtype; }
   // Loop geometry: dims fastest-first after merging (Note [TensorIterator build], 7).

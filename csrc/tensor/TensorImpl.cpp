@@ -53,12 +53,24 @@ void TensorImpl::refresh() {
 
 size_t TensorImpl::compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize,
                                           int64_t storage_offset) {
+  SDK_CHECK_VALUE(sizes.size() == strides.size(), "sizes and strides must have the same length, got ", sizes.size(),
+                  " and ", strides.size());
+  SDK_CHECK_VALUE(storage_offset >= 0, "storage offset must be non-negative, got ", storage_offset);
   int64_t last = storage_offset;
+  bool overflow = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
+    SDK_CHECK_VALUE(sizes[i] >= 0 && strides[i] >= 0, "sizes and strides must be non-negative, got sizes ", sizes,
+                    " and strides ", strides);
     if (sizes[i] == 0) return 0;
-    last += (sizes[i] - 1) * strides[i];
+    int64_t extent;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &extent);
+    overflow |= __builtin_add_overflow(last, extent, &last);
   }
-  return static_cast<size_t>(last + 1) * itemsize;
+  uint64_t nbytes;
+  overflow |= __builtin_mul_overflow(static_cast<uint64_t>(last) + 1, static_cast<uint64_t>(itemsize), &nbytes);
+  SDK_CHECK_VALUE(!overflow, "a tensor with sizes ", sizes, " and strides ", strides,
+                  " needs more storage than can be addressed");
+  return static_cast<size_t>(nbytes);
 }
 
 int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar) {
