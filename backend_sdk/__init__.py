@@ -24,6 +24,10 @@ __version__ = "0.1.0"
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
 
+_registration_errors = _C._take_static_registration_errors()
+if _registration_errors:  # a bug in the SDK's own operator registrations
+    raise ImportError("backend_sdk: registering the built-in operators failed:\n" + "\n".join(_registration_errors))
+
 # Aliases PyTorch users know.
 half, bfloat16_ = float16, bfloat16
 float, double, long, int, short = float32, float64, int64, int32, int16  # noqa: A001 (torch's names)

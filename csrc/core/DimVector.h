@@ -19,7 +19,11 @@ class ArrayRef {
   ArrayRef() = default;
   ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  // Like c10::ArrayRef: valid only while the braced list lives (a call argument).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
   ArrayRef(std::initializer_list<T> il) : data_(il.begin()), size_(il.size()) {}  // NOLINT
+#pragma GCC diagnostic pop
   ArrayRef(const T& single) : data_(&single), size_(1) {}  // NOLINT
   const T* data() const { return data_; }
   size_t size() const { return size_; }

@@ -376,15 +376,39 @@ void init_op_types() {
 // A boxed kernel that calls a Python function with the operator's arguments
 // (positional parameters positionally, kwarg-only ones by keyword) and
 // converts what it returns back to the schema's returns.
-struct PythonKernel : OperatorKernel {
+// Owns a Python callable; releases it under the GIL whatever thread drops it.
+struct PyCallableKernel : OperatorKernel {
   py::object fn;
-  bool with_keyset;
-  PythonKernel(py::object f, bool ks) : fn(std::move(f)), with_keyset(ks) {}
-  ~PythonKernel() override {
+  explicit PyCallableKernel(py::object f) : fn(std::move(f)) {}
+  ~PyCallableKernel() override {
     py::gil_scoped_acquire gil;
     fn = py::object();
   }
 };
+
+struct PythonKernel : PyCallableKernel {
+  bool with_keyset;
+  PythonKernel(py::object f, bool ks) : PyCallableKernel(std::move(f)), with_keyset(ks) {}
+};
+
+// Pops the operator's arguments off the stack as (args, kwargs): positional
+// parameters positionally, kwarg-only ones by keyword. GIL held.
+std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema, Stack* stack) {
+  size_t n = schema.arguments.size();
+  size_t base = stack->size() - n;
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < n; ++i) {
+    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
+    if (schema.arguments[i].kwarg_only) {
+      kwargs[schema.arguments[i].name.c_str()] = v;
+    } else {
+      args.append(v);
+    }
+  }
+  stack->resize(base);
+  return {std::move(args), std::move(kwargs)};
+}
 
 void push_python_returns(const FunctionSchema& schema, py::handle result, Stack* stack) {
   size_t nret = schema.returns.size();
@@ -418,35 +442,15 @@ void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, Disp
   auto* k = static_cast<PythonKernel*>(functor);
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
-  size_t n = schema.arguments.size();
-  size_t base = stack->size() - n;
-  py::list args;
-  py::dict kwargs;
-  if (k->with_keyset) args.append(py::cast(PyDispatchKeySet{ks}));
-  for (size_t i = 0; i < n; ++i) {
-    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
-    if (schema.arguments[i].kwarg_only) {
-      kwargs[schema.arguments[i].name.c_str()] = v;
-    } else {
-      args.append(v);
-    }
-  }
-  stack->resize(base);
+  auto [args, kwargs] = pop_python_arguments(schema, stack);
+  if (k->with_keyset) args.insert(0, py::cast(PyDispatchKeySet{ks}));
   py::object result = k->fn(*py::tuple(args), **kwargs);
   push_python_returns(schema, result, stack);
 }
 
 // A boxed backend fallback written in Python: fn(op, keyset, args, kwargs).
-struct PythonFallback : OperatorKernel {
-  py::object fn;
-  explicit PythonFallback(py::object f) : fn(std::move(f)) {}
-  ~PythonFallback() override {
-    py::gil_scoped_acquire gil;
-    fn = py::object();
-  }
-};
+using PythonFallback = PyCallableKernel;
 
-std::mutex g_overload_cache_mutex;
 std::unordered_map<std::string, py::object>& overload_cache() {
   static auto* cache = new std::unordered_map<std::string, py::object>();
   return *cache;
@@ -466,16 +470,7 @@ void python_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op, Di
   auto* k = static_cast<PythonFallback*>(functor);
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
-  size_t n = schema.arguments.size();
-  size_t base = stack->size() - n;
-  py::list args;
-  py::dict kwargs;
-  for (size_t i = 0; i < n; ++i) {
-    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
-    if (schema.arguments[i].kwarg_only) kwargs[schema.arguments[i].name.c_str()] = v;
-    else args.append(v);
-  }
-  stack->resize(base);
+  auto [args, kwargs] = pop_python_arguments(schema, stack);
   py::object result = k->fn(overload_object(op), py::cast(PyDispatchKeySet{ks}), py::tuple(args), kwargs);
   push_python_returns(schema, result, stack);
 }
