@@ -6,6 +6,24 @@ Tensors, the dispatcher and the operator library live in the C++ core
 from __future__ import annotations
 
 from . import _C
+
+
+def _register_blas() -> None:
+    """Points the matrix kernels at scipy-openblas32's OpenBLAS (see Note [BLAS loading])."""
+    try:
+        import os
+
+        import scipy_openblas32
+    except ImportError:  # the kernels fall back to a portable loop
+        return
+    lib_dir = scipy_openblas32.get_lib_dir()
+    name = f"lib{scipy_openblas32.get_library()}.so"
+    if os.path.exists(os.path.join(lib_dir, name)):
+        _C._set_blas_library_path(os.path.join(lib_dir, name))
+
+
+_register_blas()
+
 from ._C import (  # dtypes
     bfloat16, bool, dtype, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
