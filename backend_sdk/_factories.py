@@ -50,14 +50,19 @@ def _sizes(size: tuple, what: str) -> list[int]:
     return _int_list(size, what)
 
 
+# Resolved once: factories are called constantly.
+_empty_op = ops.aten.empty.memory_format
+_empty_strided_op = ops.aten.empty_strided.default
+
+
 def empty(*size: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """An uninitialised tensor (aten::empty.memory_format)."""
-    return ops.aten.empty.memory_format(_sizes(size, "empty"), dtype=dtype, device=device)
+    return _empty_op(_sizes(size, "empty"), dtype=dtype, device=device)
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """An uninitialised tensor with the given strides (aten::empty_strided)."""
-    return ops.aten.empty_strided.default(list(size), list(stride), dtype=dtype, device=device)
+    return _empty_strided_op(list(size), list(stride), dtype=dtype, device=device)
 
 
 def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:

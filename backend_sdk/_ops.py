@@ -49,6 +49,7 @@ class _Ops(types.ModuleType):
         ns = self._namespaces.get(name)
         if ns is None:
             ns = self._namespaces[name] = OpNamespace(name)
+            setattr(self, name, ns)  # later lookups skip __getattr__
         return ns
 
 

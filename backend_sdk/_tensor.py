@@ -22,6 +22,8 @@ def _int_list(args: tuple, what: str) -> list[int]:
     """Accepts f(2, 3) and f((2, 3)) / f([2, 3]) as PyTorch does."""
     if len(args) == 1 and isinstance(args[0], (list, tuple, Size)):
         args = tuple(args[0])
+    if all(type(a) is int for a in args):  # the common case, without per-item checks
+        return list(args)
     out = []
     for a in args:
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
