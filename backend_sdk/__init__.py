@@ -67,9 +67,11 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 
 
 def _install_operator_functions() -> None:
-    """Exposes aten operators as Tensor methods (first argument `self`) and module functions."""
-    import builtins
+    """Exposes aten operators as Tensor methods (first argument `self`) and module functions.
 
+    Like torch, the module functions may share a builtin's name (backend_sdk.sum,
+    backend_sdk.max); names this module already defines are kept.
+    """
     namespace = globals()
     seen: set[str] = set()
     for qualified in _C._registered_operators():
@@ -86,7 +88,7 @@ def _install_operator_functions() -> None:
                 first_args.add((schema.arguments[0].name, schema.arguments[0].type))
         if ("self", "Tensor") in first_args and not hasattr(Tensor, name):
             setattr(Tensor, name, packet)
-        if not name.endswith("_") and name not in namespace and not hasattr(builtins, name):
+        if not name.endswith("_") and name not in namespace:
             namespace[name] = packet
 
 
