@@ -198,6 +198,36 @@ struct ExtremumR {
   }
   T finish(acc_t a, int64_t) const { return static_cast<T>(a.value); }
 };
+// Values only (amax/amin/max()/min()): order-free, so contiguous runs use lanes.
+// Starts from the identity (empty reductions are rejected before running).
+template <typename T, bool Max>
+struct ValueExtremumR {
+  using acc_t = compute_t<T>;
+  using out_t = T;
+  static constexpr bool kMergeable = true;
+  static acc_t pick(acc_t a, acc_t v) {
+    if constexpr (std::is_same_v<acc_t, bool>) {
+      return Max ? (a || v) : (a && v);
+    } else {
+      // NaN propagates: once a is NaN it stays (no comparison with NaN is true).
+      bool take = is_nan(v) || (!is_nan(a) && (Max ? v > a : v < a));
+      return take ? v : a;
+    }
+  }
+  static acc_t merge(acc_t a, acc_t b) { return pick(a, b); }
+  acc_t init() const {
+    if constexpr (std::is_same_v<acc_t, bool>) {
+      return !Max;
+    } else if constexpr (std::is_floating_point_v<acc_t>) {
+      return Max ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    } else {
+      return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+    }
+  }
+  acc_t step(acc_t a, T v, int64_t) const { return pick(a, static_cast<acc_t>(v)); }
+  T finish(acc_t a, int64_t) const { return static_cast<T>(a); }
+};
+
 template <typename T, bool Max>
 struct ArgR : ExtremumR<T, Max> {
   using out_t = int64_t;
@@ -287,8 +317,8 @@ Tensor run_typed(const char* op, const Tensor& in, const Plan& p, ScalarType out
   return out;
 }
 
-template <typename T> using MaxR = ExtremumR<T, true>;
-template <typename T> using MinR = ExtremumR<T, false>;
+template <typename T> using MaxR = ValueExtremumR<T, true>;
+template <typename T> using MinR = ValueExtremumR<T, false>;
 template <typename T> using ArgMaxR = ArgR<T, true>;
 template <typename T> using ArgMinR = ArgR<T, false>;
 template <typename T> using AllR = LogicalR<T, true>;
