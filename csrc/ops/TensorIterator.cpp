@@ -1,8 +1,10 @@
 #include "ops/TensorIterator.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ops/Casting.h"
+#include "ops/Parallel.h"
 #include "ops/Resize.h"
 
 namespace sdk::ops {
@@ -146,10 +148,13 @@ void TensorIterator::compute_dtype() {
                    ": TensorIterator needs an input or a defined output");
     common_dtype_ = outputs_[0].dtype();
   }
+  if (promote_int_to_float_ && is_integral_type(common_dtype_, /*include_bool=*/true)) common_dtype_ = default_dtype();
+  const bool own_output_dtype = output_dtype_ != ScalarType::Undefined;
+  const ScalarType allocated = own_output_dtype ? output_dtype_ : common_dtype_;
   for (int i = 0; i < ntensors(); ++i) {
     const Tensor& t = *ops_[i].tensor;
-    ops_[i].dtype = t.defined() ? t.dtype() : common_dtype_;
-    if (ops_[i].is_output && t.defined()) check_can_cast(op_, common_dtype_, t.dtype());
+    ops_[i].dtype = t.defined() ? t.dtype() : allocated;
+    if (ops_[i].is_output && t.defined() && !own_output_dtype) check_can_cast(op_, common_dtype_, t.dtype());
   }
 }
 
@@ -246,8 +251,7 @@ void TensorIterator::allocate_outputs() {
     }
     if (!outputs_[i].defined()) {
       o.fresh = true;
-      outputs_[i] = natural ? make_tensor(shape_, common_dtype_, device_)
-                            : make_tensor_strided(shape_, strides, common_dtype_, device_);
+      outputs_[i] = natural ? make_tensor(shape_, o.dtype, device_) : make_tensor_strided(shape_, strides, o.dtype, device_);
     } else {
       resize_impl(outputs_[i], shape_, natural ? std::nullopt : std::make_optional<IntArrayRef>(strides),
                   /*keep_data=*/false, op_);
@@ -335,14 +339,26 @@ bool TensorIterator::is_broadcast_scalar(int i) const {
 
 void TensorIterator::for_each(Loop loop, void* ctx) const {
   if (numel_ == 0) return;
+  for (int i = 0; i < ntensors(); ++i) {
+    SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, ops_[i].data != nullptr, op_,
+                   ": cannot run a CPU loop over a tensor without host data (device ", ops_[i].tensor->device(), ")");
+  }
+  if (numel_ < 2 * kParallelGrain) {
+    serial_for_each(loop, ctx, 0, numel_);
+    return;
+  }
+  parallel_for(0, numel_, kParallelGrain, [&](int64_t b, int64_t e) { serial_for_each(loop, ctx, b, e); });
+}
+
+// An odometer over the outer loop dims, started at element `begin`; each
+// call of `loop` covers the rest of one inner row or the range, whichever
+// ends first.
+void TensorIterator::serial_for_each(Loop loop, void* ctx, int64_t begin, int64_t end) const {
+  if (begin >= end) return;
   const int nt = ntensors();
   char* base[kMaxOperands] = {};
   int64_t inner[kMaxOperands] = {};
-  for (int i = 0; i < nt; ++i) {
-    base[i] = ops_[i].data;
-    SDK_CHECK_KIND(::sdk::ErrorKind::Runtime, base[i] != nullptr, op_, ": cannot run a CPU loop over a tensor without host data (device ",
-                   ops_[i].tensor->device(), ")");
-  }
+  for (int i = 0; i < nt; ++i) base[i] = ops_[i].data;
   char* data[kMaxOperands];
   const int nd = loop_ndim();
   if (nd == 0) {  // one element: see Note [TensorIterator build]
@@ -350,20 +366,31 @@ void TensorIterator::for_each(Loop loop, void* ctx) const {
     loop(ctx, data, inner, 1);
     return;
   }
-  for (int i = 0; i < nt; ++i) inner[i] = ops_[i].strides[0];
-  const int64_t n = loop_shape_[0];
   DimVector counter(static_cast<size_t>(nd), 0);
+  int64_t rest = begin;
+  for (int d = 0; d < nd; ++d) {
+    counter[d] = rest % loop_shape_[d];
+    rest /= loop_shape_[d];
+    for (int i = 0; i < nt; ++i) base[i] += counter[d] * ops_[i].strides[d];
+  }
+  for (int i = 0; i < nt; ++i) inner[i] = ops_[i].strides[0];
+  const int64_t row = loop_shape_[0];
+  int64_t pos = begin;
   for (;;) {
+    const int64_t n = std::min(row - counter[0], end - pos);
     std::copy(base, base + nt, data);  // the loop may not keep its changes
     loop(ctx, data, inner, n);
-    int d = 1;
-    for (; d < nd; ++d) {  // odometer over the outer dims
+    pos += n;
+    if (pos >= end) return;
+    // Back to the row's start, then one step of the odometer over the outer dims.
+    for (int i = 0; i < nt; ++i) base[i] -= counter[0] * ops_[i].strides[0];
+    counter[0] = 0;
+    for (int d = 1; d < nd; ++d) {
       for (int i = 0; i < nt; ++i) base[i] += ops_[i].strides[d];
       if (++counter[d] < loop_shape_[d]) break;
       for (int i = 0; i < nt; ++i) base[i] -= ops_[i].strides[d] * loop_shape_[d];
       counter[d] = 0;
     }
-    if (d == nd) return;
   }
 }
 

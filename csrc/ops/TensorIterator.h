@@ -33,11 +33,19 @@
 //  7. loop geometry: dims are permuted fastest-first and adjacent dims that
 //     are contiguous in every operand are merged, so a contiguous op runs as
 //     one flat loop.
+// Step 3 has two variations: promote_integer_inputs_to_float (true division,
+// exp, sqrt...: an integral or bool common dtype becomes the default dtype)
+// and allocate_outputs_as (comparisons and logical ops: outputs build()
+// allocates are bool, and defined outputs of any dtype take the converted
+// result, so they are not checked with can_cast).
 // Steps 1-6 are everything a Meta kernel needs; they never touch data, so a
 // Meta kernel and a CPU kernel that build the same iterator cannot disagree
 // on the output's shape, dtype or strides.
 // A 1-element iteration skips the reordering and merging (its output is
 // contiguous whichever order is chosen), which keeps `a + b` on scalars cheap.
+// for_each splits iterations of at least kParallelGrain elements over
+// threads (Note [Parallel loops], ops/Parallel.h): a loop function is called
+// concurrently on disjoint element ranges, so it must not write shared state.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +85,12 @@ class SDK_API TensorIterator {
   TensorIterator& check_same_device(bool v) { check_device_ = v; return *this; }
   // Names the output argument in errors: "out" for out= variants, "self" for in-place.
   TensorIterator& output_name(const char* name) { out_name_ = name; return *this; }
+  // An integral or bool common dtype becomes default_dtype() (true division,
+  // exp, sqrt, ...); see Note [TensorIterator build], 3.
+  TensorIterator& promote_integer_inputs_to_float(bool v) { promote_int_to_float_ = v; return *this; }
+  // Outputs build() allocates get dtype t instead of the common dtype, and
+  // defined outputs may have any dtype (comparisons and logical ops: bool).
+  TensorIterator& allocate_outputs_as(ScalarType t) { output_dtype_ = t; return *this; }
 
   void build();
 
@@ -106,9 +120,13 @@ class SDK_API TensorIterator {
   // Address of operand i's first element (null for meta tensors).
   char* data(int i) const { return ops_[i].data; }
 
-  // Runs `loop` over every element, the first loop dim innermost. CPU only:
-  // every operand must have host data.
+  // Runs `loop` over every element, the first loop dim innermost, on several
+  // threads when there are at least 2 * kParallelGrain elements (see
+  // Note [Parallel loops]). CPU only: every operand must have host data.
   void for_each(Loop loop, void* ctx) const;
+  // The same over the elements [begin, end) of the iteration order, on the
+  // calling thread.
+  void serial_for_each(Loop loop, void* ctx, int64_t begin, int64_t end) const;
   template <typename F>
   void for_each(F&& f) const {
     using Fn = std::remove_reference_t<F>;
@@ -146,7 +164,9 @@ class SDK_API TensorIterator {
   int ninputs_ = 0;
   bool resize_outputs_ = true;
   bool check_device_ = true;
+  bool promote_int_to_float_ = false;
   ScalarType static_dtype_ = ScalarType::Undefined;
+  ScalarType output_dtype_ = ScalarType::Undefined;
 
   DimVector shape_;       // broadcast shape, in the tensors' dim order
   int64_t numel_ = 0;

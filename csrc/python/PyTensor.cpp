@@ -92,10 +92,68 @@ using BinaryNoAlphaSig = Tensor(const Tensor&, const Tensor&);
     SDK_HANDLE_ERRORS_END(nullptr)                                                                 \
   }
 
+// Reflected forms (2 - x) arrive with the number as `a`: the operands are
+// passed in slot order, so the result is always a <op> b.
 SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor", false, BinarySig, Scalar(int64_t{1}))
 SDK_BINARY_SLOT(tensor_iadd, "aten::add_.Tensor", true, BinarySig, Scalar(int64_t{1}))
 SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor", false, BinaryNoAlphaSig)
 SDK_BINARY_SLOT(tensor_imul, "aten::mul_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_sub, "aten::sub.Tensor", false, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_isub, "aten::sub_.Tensor", true, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_truediv, "aten::div.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_itruediv, "aten::div_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_floordiv, "aten::floor_divide", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ifloordiv, "aten::floor_divide_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_mod, "aten::remainder.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_imod, "aten::remainder_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_and, "aten::bitwise_and.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_iand, "aten::bitwise_and_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_or, "aten::bitwise_or.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ior, "aten::bitwise_or_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_xor, "aten::bitwise_xor.Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ixor, "aten::bitwise_xor_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_pow_tensor, "aten::pow.Tensor_Tensor", false, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ipow_tensor, "aten::pow_.Tensor", true, BinaryNoAlphaSig)
+
+// x ** n with a Python number n goes through pow.Tensor_Scalar, as in
+// PyTorch, so that an integral tensor to a negative int power is refused.
+bool is_python_number(PyObject* obj) { return PyLong_Check(obj) || PyFloat_Check(obj); }
+
+PyObject* pow_slot(PyObject* a, PyObject* b, PyObject* mod, bool in_place) {
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;  // three-argument pow()
+  if (!is_tensor(a) || !is_python_number(b) || PyBool_Check(b)) {
+    return in_place ? tensor_ipow_tensor(a, b) : tensor_pow_tensor(a, b);
+  }
+  SDK_HANDLE_ERRORS_BEGIN
+  Scalar exponent;
+  if (PyFloat_Check(b)) {
+    exponent = Scalar(PyFloat_AS_DOUBLE(b));
+  } else {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(b, &overflow);
+    if (overflow) Py_RETURN_NOTIMPLEMENTED;
+    exponent = Scalar(static_cast<int64_t>(v));
+  }
+  const Tensor& ta = unpack_tensor(a);
+  using ScalarSig = Tensor(const Tensor&, const Scalar&);
+  static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::pow.Tensor_Scalar").typed<ScalarSig>();
+  static const auto iop = Dispatcher::singleton().find_schema_or_throw("aten::pow_.Scalar").typed<ScalarSig>();
+  return wrap_tensor(in_place ? iop.call(ta, exponent) : op.call(ta, exponent));
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+PyObject* tensor_pow(PyObject* a, PyObject* b, PyObject* mod) { return pow_slot(a, b, mod, false); }
+PyObject* tensor_ipow(PyObject* a, PyObject* b, PyObject* mod) { return pow_slot(a, b, mod, true); }
+
+#define SDK_UNARY_SLOT(fn_name, op_name)                                                             \
+  PyObject* fn_name(PyObject* a) {                                                                  \
+    SDK_HANDLE_ERRORS_BEGIN                                                                         \
+    static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<Tensor(const Tensor&)>(); \
+    return wrap_tensor(op.call(unpack_tensor(a)));                                                  \
+    SDK_HANDLE_ERRORS_END(nullptr)                                                                  \
+  }
+SDK_UNARY_SLOT(tensor_neg, "aten::neg")
+SDK_UNARY_SLOT(tensor_abs, "aten::abs")
+SDK_UNARY_SLOT(tensor_invert, "aten::bitwise_not")  // logical not for bool tensors
 
 PyNumberMethods g_number_methods = [] {
   PyNumberMethods m{};
@@ -103,8 +161,42 @@ PyNumberMethods g_number_methods = [] {
   m.nb_multiply = tensor_mul;
   m.nb_inplace_add = tensor_iadd;
   m.nb_inplace_multiply = tensor_imul;
+  m.nb_subtract = tensor_sub;
+  m.nb_inplace_subtract = tensor_isub;
+  m.nb_true_divide = tensor_truediv;
+  m.nb_inplace_true_divide = tensor_itruediv;
+  m.nb_floor_divide = tensor_floordiv;
+  m.nb_inplace_floor_divide = tensor_ifloordiv;
+  m.nb_remainder = tensor_mod;
+  m.nb_inplace_remainder = tensor_imod;
+  m.nb_power = tensor_pow;
+  m.nb_inplace_power = tensor_ipow;
+  m.nb_and = tensor_and;
+  m.nb_inplace_and = tensor_iand;
+  m.nb_or = tensor_or;
+  m.nb_inplace_or = tensor_ior;
+  m.nb_xor = tensor_xor;
+  m.nb_inplace_xor = tensor_ixor;
+  m.nb_negative = tensor_neg;
+  m.nb_absolute = tensor_abs;
+  m.nb_invert = tensor_invert;
   return m;
 }();
+
+// Comparisons return tensors (a == b is eq.Tensor); anything that is not a
+// tensor or a Python number compares by identity (NotImplemented).
+PyObject* tensor_richcompare(PyObject* a, PyObject* b, int op) {
+  SDK_HANDLE_ERRORS_BEGIN
+  Tensor ta, tb;
+  if (!to_operand(a, &ta) || !to_operand(b, &tb)) Py_RETURN_NOTIMPLEMENTED;
+  using Sig = Tensor(const Tensor&, const Tensor&);
+  auto find = [](const char* name) { return Dispatcher::singleton().find_schema_or_throw(name).typed<Sig>(); };
+  static const OperatorHandle::Typed<Sig> ops[6] = {find("aten::lt.Tensor"), find("aten::le.Tensor"),
+                                                    find("aten::eq.Tensor"), find("aten::ne.Tensor"),
+                                                    find("aten::gt.Tensor"), find("aten::ge.Tensor")};
+  return wrap_tensor(ops[op].call(ta, tb));  // Py_LT..Py_GE are 0..5 in this order
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
 
 // ---- attributes ----
 PyObject* int_tuple(IntArrayRef a) {
@@ -208,6 +300,8 @@ void init_tensor(py::module_& m) {
     t.tp_methods = g_methods;
     t.tp_getset = g_getset;
     t.tp_as_number = &g_number_methods;
+    t.tp_richcompare = tensor_richcompare;
+    t.tp_hash = PyBaseObject_Type.tp_hash;  // identity: == builds a tensor, hashing stays by id
     t.tp_new = tensor_new;
     return t;
   }();

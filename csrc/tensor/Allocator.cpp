@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+
+#include <sys/mman.h>
 #include <vector>
 
 #include "core/Exception.h"
@@ -67,6 +69,26 @@ void* aligned_or_throw(size_t rounded, size_t nbytes) {
   return p;
 }
 
+// Note [Huge pages for large blocks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A fresh multi-megabyte result is mostly page faults on first touch (64 MB
+// in 4 KiB pages is 16K faults). Like numpy, blocks of kHugePageMin bytes or
+// more are aligned to 2 MiB and advised to use transparent huge pages, which
+// cuts those faults 512-fold where the kernel allows it (madvise is a hint:
+// failure is ignored).
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugePageMin = size_t{4} << 20;
+
+void* allocate_large(size_t nbytes) {
+  size_t rounded = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+#ifdef MADV_HUGEPAGE
+  madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
@@ -85,7 +107,7 @@ class CPUAllocator final : public Allocator {
       }
       return DataPtr(p, p, kSmallDeleters[cls], Device(DeviceType::CPU));
     }
-    void* p = aligned_or_throw(rounded, nbytes);
+    void* p = rounded >= kHugePageMin ? allocate_large(rounded) : aligned_or_throw(rounded, nbytes);
     return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
   }
 };
