@@ -23,6 +23,7 @@
 
 #include "dispatch/Library.h"
 #include "ops/Functions.h"
+#include "ops/Parallel.h"
 
 namespace sdk::ops {
 namespace {
@@ -69,6 +70,15 @@ struct Walker {
   DimVector index;
   int64_t offset = 0;
   Walker(IntArrayRef s, IntArrayRef st) : sizes(s), strides(st), index(s.size(), 0) {}
+  // Positions the walk at row-major linear index `linear`.
+  void seek(int64_t linear) {
+    offset = 0;
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+      index[d] = sizes[d] ? linear % sizes[d] : 0;
+      linear = sizes[d] ? linear / sizes[d] : 0;
+      offset += index[d] * strides[d];
+    }
+  }
   void next() {
     for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
       offset += strides[d];
@@ -98,6 +108,26 @@ typename R::acc_t reduce_run_in_lanes(const R& r, const T* ptr, int64_t n) {
 
 // Reducer concept: acc_t, init(), step(acc, value, index) -> acc, finish(acc, count) -> out_t,
 // and kMergeable / merge(acc, acc) when partial results may be combined in any order.
+// Partial results of one contiguous run reduced in parallel chunks, merged in
+// chunk order (so the result does not depend on thread timing).
+template <typename T, typename R>
+typename R::acc_t reduce_run_parallel(const R& r, const T* ptr, int64_t n) {
+  constexpr int64_t kChunks = 16;
+  typename R::acc_t partial[kChunks];
+  int64_t chunk = (n + kChunks - 1) / kChunks;
+  parallel_for(0, kChunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t lo = std::min(n, c * chunk), hi = std::min(n, lo + chunk);
+      partial[c] = reduce_run_in_lanes(r, ptr + lo, hi - lo);
+    }
+  });
+  typename R::acc_t acc = r.init();
+  for (auto& part : partial) acc = R::merge(acc, part);
+  return acc;
+}
+
+// See Note [Reduction plan]. Output elements (or, in outer mode, columns) are
+// split over threads with parallel_for; each chunk writes only its own outputs.
 template <typename T, typename R>
 void run_plan(const Tensor& in, const Plan& p, typename R::out_t* out, const R& r) {
   const T* data = in.data_ptr<T>();
@@ -105,38 +135,57 @@ void run_plan(const Tensor& in, const Plan& p, typename R::out_t* out, const R& 
   size_t nred = p.red_sizes.size(), nkept = p.kept_sizes.size();
   bool inner = nred > 0 && p.red_strides[nred - 1] == 1;
   bool outer = !inner && nkept > 0 && p.kept_strides[nkept - 1] == 1 && p.red_numel > 1;
+  if constexpr (R::kMergeable) {
+    // One output over the whole of a contiguous tensor (sum()): one long run.
+    if (p.out_numel == 1 && in.is_contiguous() && p.red_numel == in.numel() && p.red_numel >= 2 * kParallelGrain) {
+      out[0] = r.finish(reduce_run_parallel(r, data, p.red_numel), p.red_numel);
+      return;
+    }
+  }
   if (outer) {
     int64_t n = p.kept_sizes[nkept - 1];
+    int64_t nouter = p.out_numel / std::max<int64_t>(n, 1);
     IntArrayRef outer_sizes(p.kept_sizes.data(), nkept - 1), outer_strides(p.kept_strides.data(), nkept - 1);
-    Walker ko(outer_sizes, outer_strides);
-    std::vector<acc_t> acc(static_cast<size_t>(n));
-    for (int64_t o = 0; o < p.out_numel / std::max<int64_t>(n, 1); ++o, ko.next()) {
-      std::fill(acc.begin(), acc.end(), r.init());
-      Walker rw(p.red_sizes, p.red_strides);
-      for (int64_t i = 0; i < p.red_numel; ++i, rw.next()) {
-        const T* row = data + ko.offset + rw.offset;
-        for (int64_t j = 0; j < n; ++j) acc[j] = r.step(acc[j], row[j], i);
+    // Wide column blocks: each thread walks every reduced row once, over its
+    // own columns (narrow blocks would re-read the rows per block).
+    int64_t threads = parallel_num_threads();
+    bool big = p.red_numel * n >= 2 * kParallelGrain;
+    int64_t grain = big ? std::max<int64_t>(16, (n + threads - 1) / threads) : n;
+    parallel_for(0, n, grain, [&](int64_t jb, int64_t je) {
+      Walker ko(outer_sizes, outer_strides);
+      std::vector<acc_t> acc(static_cast<size_t>(je - jb));
+      for (int64_t o = 0; o < nouter; ++o, ko.next()) {
+        std::fill(acc.begin(), acc.end(), r.init());
+        Walker rw(p.red_sizes, p.red_strides);
+        for (int64_t i = 0; i < p.red_numel; ++i, rw.next()) {
+          const T* row = data + ko.offset + rw.offset + jb;
+          for (int64_t j = 0; j < je - jb; ++j) acc[j] = r.step(acc[j], row[j], i);
+        }
+        for (int64_t j = jb; j < je; ++j) out[o * n + j] = r.finish(acc[j - jb], p.red_numel);
       }
-      for (int64_t j = 0; j < n; ++j) out[o * n + j] = r.finish(acc[j], p.red_numel);
-    }
+    });
     return;
   }
-  Walker kw(p.kept_sizes, p.kept_strides);
   int64_t run = inner ? p.red_sizes[nred - 1] : 1;
   IntArrayRef rsizes(p.red_sizes.data(), inner ? nred - 1 : nred), rstrides(p.red_strides.data(), inner ? nred - 1 : nred);
-  for (int64_t o = 0; o < p.out_numel; ++o, kw.next()) {
-    acc_t acc = r.init();
-    Walker rw(rsizes, rstrides);
-    for (int64_t i = 0; i < p.red_numel; i += run, rw.next()) {
-      const T* ptr = data + kw.offset + rw.offset;
-      if constexpr (R::kMergeable) {
-        acc = R::merge(acc, reduce_run_in_lanes(r, ptr, run));
-      } else {
-        for (int64_t j = 0; j < run; ++j) acc = r.step(acc, ptr[j], i + j);
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(p.red_numel, 1));
+  parallel_for(0, p.out_numel, grain, [&](int64_t ob, int64_t oe) {
+    Walker kw(p.kept_sizes, p.kept_strides);
+    kw.seek(ob);
+    for (int64_t o = ob; o < oe; ++o, kw.next()) {
+      acc_t acc = r.init();
+      Walker rw(rsizes, rstrides);
+      for (int64_t i = 0; i < p.red_numel; i += run, rw.next()) {
+        const T* ptr = data + kw.offset + rw.offset;
+        if constexpr (R::kMergeable) {
+          acc = R::merge(acc, reduce_run_in_lanes(r, ptr, run));
+        } else {
+          for (int64_t j = 0; j < run; ++j) acc = r.step(acc, ptr[j], i + j);
+        }
       }
+      out[o] = r.finish(acc, p.red_numel);
     }
-    out[o] = r.finish(acc, p.red_numel);
-  }
+  });
 }
 
 template <typename T>
