@@ -134,7 +134,18 @@ const AnnotatedKernel* OperatorEntry::compute_entry(
     const char** source) const {
   DispatchKey k = runtime_key_for_table_index(index);
   *source = "missing";
-  if (k == DispatchKey::Undefined) return nullptr;
+  if (k == DispatchKey::Undefined) {
+    // A call with no tensor (and no backend) key, e.g. cat([]): as in c10, a
+    // composite kernel may still handle it (and report the bad input itself).
+    if (index != 0) return nullptr;
+    for (DispatchKey alias : {DispatchKey::CompositeExplicitAutograd, DispatchKey::CompositeImplicitAutograd}) {
+      if (const AnnotatedKernel* c = find_kernel(alias)) {
+        *source = "composite kernel for calls without a backend";
+        return c;
+      }
+    }
+    return nullptr;
+  }
   if (const AnnotatedKernel* direct = find_kernel(k)) {
     *source = "kernel";
     return direct;

@@ -1,0 +1,164 @@
+// Composite operators: defined in terms of other operators through the
+// dispatcher, so every backend that implements the primitives gets them.
+//   cat, stack            CompositeExplicitAutograd (empty + narrowed copy_)
+//   softmax, log_softmax,
+//   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log, div)
+#include <cmath>
+
+#include "dispatch/Library.h"
+#include "ops/Functions.h"
+
+namespace sdk::ops {
+namespace {
+
+template <typename Sig>
+OperatorHandle::Typed<Sig> op(const char* name) {
+  return Dispatcher::singleton().find_schema_or_throw(name).typed<Sig>();
+}
+
+using Unary = Tensor(const Tensor&);
+using Binary = Tensor(const Tensor&, const Tensor&);
+using BinaryAlpha = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using AmaxSig = Tensor(const Tensor&, IntArrayRef, bool);
+using SumSig = Tensor(const Tensor&, std::optional<IntArrayRef>, bool, std::optional<ScalarType>);
+
+Tensor exp_(const Tensor& t) {
+  static const auto f = op<Unary>("aten::exp");
+  return f.call(t);
+}
+Tensor log_(const Tensor& t) {
+  static const auto f = op<Unary>("aten::log");
+  return f.call(t);
+}
+Tensor sub_(const Tensor& a, const Tensor& b) {
+  static const auto f = op<BinaryAlpha>("aten::sub.Tensor");
+  return f.call(a, b, Scalar(int64_t{1}));
+}
+Tensor div_(const Tensor& a, const Tensor& b) {
+  static const auto f = op<Binary>("aten::div.Tensor");
+  return f.call(a, b);
+}
+Tensor amax_keep(const Tensor& t, IntArrayRef dims) {
+  static const auto f = op<AmaxSig>("aten::amax");
+  return f.call(t, dims, true);
+}
+Tensor sum_dims(const Tensor& t, IntArrayRef dims, bool keepdim) {
+  static const auto f = op<SumSig>("aten::sum.dim_IntList");
+  return f.call(t, std::optional<IntArrayRef>(dims), keepdim, std::nullopt);
+}
+
+// A view of t's elements [start, start + length) along dim.
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+  DimVector sizes(t.sizes());
+  sizes[dim] = length;
+  return as_strided(t, sizes, t.strides(), t.storage_offset() + start * t.stride(dim));
+}
+
+Tensor cat_impl(TensorList tensors, int64_t dim) {
+  SDK_CHECK_VALUE(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
+  // As PyTorch: 1-D empty tensors are skipped (legacy behaviour).
+  const Tensor* ref = nullptr;
+  ResultTypeState dtypes;
+  for (const Tensor& t : tensors) {
+    dtypes.update_tensor(t.dtype(), std::max<int64_t>(t.dim(), 1), false);
+    if (!(t.dim() == 1 && t.numel() == 0) && !ref) ref = &t;
+  }
+  if (!ref) ref = &tensors[0];
+  SDK_CHECK_VALUE(ref->dim() > 0, "cat(): zero-dimensional tensor (at position 0) cannot be concatenated");
+  int64_t d = maybe_wrap_dim(dim, ref->dim());
+  DimVector sizes(ref->sizes());
+  sizes[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    SDK_CHECK_VALUE(t.dim() == ref->dim(), "cat(): Tensors must have same number of dimensions: got ", ref->dim(),
+                    " and ", t.dim());
+    check_same_device("cat", *ref, t);
+    for (int64_t k = 0; k < t.dim(); ++k) {
+      SDK_CHECK_VALUE(k == d || t.size(k) == ref->size(k), "cat(): Sizes of tensors must match except in dimension ",
+                      d, ". Expected size ", ref->size(k), " but got size ", t.size(k), " for tensor number ", i,
+                      " in the list.");
+    }
+    sizes[d] += t.size(d);
+  }
+  Tensor out = empty(sizes, dtypes.result(), ref->device());
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    if (t.size(d) > 0) copy_(narrow(out, d, offset, t.size(d)), t);
+    offset += t.size(d);
+  }
+  return out;
+}
+
+Tensor stack_impl(TensorList tensors, int64_t dim) {
+  SDK_CHECK_VALUE(!tensors.empty(), "stack expects a non-empty TensorList");
+  int64_t d = maybe_wrap_dim(dim, tensors[0].dim() + 1);
+  std::vector<Tensor> expanded;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    SDK_CHECK_VALUE(t.sizes().equals(tensors[0].sizes()), "stack expects each tensor to be equal size, but got ",
+                    tensors[0].sizes(), " at entry 0 and ", t.sizes(), " at entry ", i);
+    DimVector sizes(t.sizes()), strides(t.strides());
+    sizes.insert(static_cast<size_t>(d), 1);
+    strides.insert(static_cast<size_t>(d), 1);
+    expanded.push_back(as_strided(t, sizes, strides, t.storage_offset()));
+  }
+  return cat_impl(expanded, d);
+}
+
+Tensor floating_input(const char* op_name, const Tensor& self, std::optional<ScalarType> dtype) {
+  Tensor x = self;
+  if (dtype && *dtype != self.dtype()) x = copy_(empty(self.sizes(), *dtype, self.device()), self);
+  SDK_CHECK_TYPE(is_floating_type(x.dtype()), op_name, ": expected a floating point input, got ",
+                 scalar_type_name(x.dtype()), " (pass dtype= to compute in a floating type)");
+  return x;
+}
+
+// exp(x - max) keeps exp from overflowing; the max cancels out.
+Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  Tensor x = floating_input("softmax", self, dtype);
+  int64_t d = maybe_wrap_dim(dim, x.dim());
+  Tensor e = exp_(sub_(x, amax_keep(x, {d})));
+  return div_(e, sum_dims(e, {d}, true));
+}
+
+Tensor log_softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  Tensor x = floating_input("log_softmax", self, dtype);
+  int64_t d = maybe_wrap_dim(dim, x.dim());
+  Tensor shifted = sub_(x, amax_keep(x, {d}));
+  return sub_(shifted, log_(sum_dims(exp_(shifted), {d}, true)));
+}
+
+Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  Tensor x = floating_input("logsumexp", self, std::nullopt);
+  Tensor m = amax_keep(x, dims);
+  // An infinite max (all -inf, or +inf present) would give inf - inf = nan: shift by 0 there.
+  static const auto where = op<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::where.self");
+  static const auto isinf_abs = op<Unary>("aten::abs");
+  static const auto eq = op<Binary>("aten::eq.Tensor");
+  Tensor inf = scalar_to_tensor(Scalar(INFINITY), x.dtype(), Device(DeviceType::CPU));
+  inf.impl()->set_wrapped_number(true);
+  Tensor zero = scalar_to_tensor(Scalar(0.0), x.dtype(), Device(DeviceType::CPU));
+  zero.impl()->set_wrapped_number(true);
+  Tensor shift = where.call(eq.call(isinf_abs.call(m), inf), zero, m);
+  Tensor result = add(log_(sum_dims(exp_(sub_(x, shift)), dims, true)), shift);
+  if (keepdim) return result;
+  return sum_dims(result, dims, false);  // the reduced dims have size 1: summing drops them
+}
+
+}  // namespace
+}  // namespace sdk::ops
+
+SDK_LIBRARY_FRAGMENT(aten, m) {
+  m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
+  m.def("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
+  m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
+  m.impl("cat", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::cat_impl);
+  m.impl("stack", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::stack_impl);
+  m.impl("softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_impl);
+  m.impl("log_softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::log_softmax_impl);
+  m.impl("logsumexp", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::logsumexp_impl);
+}

@@ -1,0 +1,69 @@
+"""Composite operators (cat, stack, softmax, log_softmax, logsumexp) against numpy, on CPU and Meta."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import backend_sdk
+
+rng = np.random.default_rng(2)
+
+
+def t(a):
+    return backend_sdk.tensor(a)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_and_stack_match_numpy(dim):
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(backend_sdk.cat([t(a), t(b)], dim).numpy(), np.concatenate([a, b], dim))
+    np.testing.assert_array_equal(backend_sdk.stack([t(a), t(b)], dim).numpy(), np.stack([a, b], dim))
+
+
+def test_cat_promotes_skips_legacy_empty_and_accepts_views():
+    ints = backend_sdk.tensor([[1, 2]])
+    floats = backend_sdk.tensor([[0.5, 1.5]])
+    out = backend_sdk.cat([ints, floats, backend_sdk.empty(0)])
+    assert out.dtype == backend_sdk.float32 and out.tolist() == [[1.0, 2.0], [0.5, 1.5]]
+    base = backend_sdk.arange(12).view(3, 4)
+    assert backend_sdk.cat([base.t()[:2], base.t()[2:]], 0).tolist() == base.t().tolist()
+    meta = backend_sdk.cat([backend_sdk.empty(2, 3, device="meta"), backend_sdk.empty(4, 3, device="meta")])
+    assert meta.is_meta and meta.shape == (6, 3)
+
+
+def test_cat_and_stack_errors():
+    with pytest.raises(ValueError, match="expected a non-empty list of Tensors"):
+        backend_sdk.cat([])
+    with pytest.raises(ValueError, match="Sizes of tensors must match except in dimension 0"):
+        backend_sdk.cat([backend_sdk.ones(2, 3), backend_sdk.ones(2, 4)])
+    with pytest.raises(ValueError, match="zero-dimensional tensor"):
+        backend_sdk.cat([backend_sdk.tensor(1.0)])
+    with pytest.raises(ValueError, match="stack expects each tensor to be equal size"):
+        backend_sdk.stack([backend_sdk.ones(2), backend_sdk.ones(3)])
+    with pytest.raises(ValueError, match="same device"):
+        backend_sdk.cat([backend_sdk.ones(2), backend_sdk.empty(2, device="meta")])
+
+
+def np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_log_softmax_logsumexp(dim):
+    x = (rng.standard_normal((3, 5)) * 30).astype(np.float32)  # large values: the max shift matters
+    np.testing.assert_allclose(backend_sdk.softmax(t(x), dim).numpy(), np_softmax(x, dim), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(backend_sdk.log_softmax(t(x), dim).numpy(), np.log(np_softmax(x.astype(np.float64), dim)),
+                               rtol=1e-4, atol=1e-4)
+    expected = np.log(np.exp(x.astype(np.float64) - x.max()).sum(axis=dim)) + x.max()
+    np.testing.assert_allclose(backend_sdk.logsumexp(t(x), dim).numpy(), expected, rtol=1e-5)
+    assert backend_sdk.logsumexp(t(x), [dim], keepdim=True).dim() == 2
+
+
+def test_logsumexp_of_infinities_and_softmax_dtypes():
+    x = backend_sdk.tensor([[-np.inf, -np.inf], [np.inf, 1.0]])
+    assert backend_sdk.logsumexp(x, 1).tolist() == [-np.inf, np.inf]
+    ints = backend_sdk.tensor([1, 2, 3])
+    with pytest.raises(TypeError, match="expected a floating point input"):
+        backend_sdk.softmax(ints, 0)
+    assert backend_sdk.softmax(ints, 0, dtype=backend_sdk.float64).dtype == backend_sdk.float64
