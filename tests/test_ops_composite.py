@@ -67,3 +67,17 @@ def test_logsumexp_of_infinities_and_softmax_dtypes():
     with pytest.raises(TypeError, match="expected a floating point input"):
         backend_sdk.softmax(ints, 0)
     assert backend_sdk.softmax(ints, 0, dtype=backend_sdk.float64).dtype == backend_sdk.float64
+
+
+def test_split_chunk_unbind_are_views_like_numpy():
+    base = backend_sdk.arange(10).view(2, 5)
+    parts = base.split(2, 1)
+    assert [p.shape for p in parts] == [(2, 2), (2, 2), (2, 1)]
+    assert all(p.untyped_storage().data_ptr() == base.untyped_storage().data_ptr() for p in parts)
+    assert [p.tolist() for p in base.chunk(2, 1)] == [x.tolist() for x in np.array_split(np.arange(10).reshape(2, 5), [3], 1)]
+    assert [p.tolist() for p in backend_sdk.split_with_sizes(base, [1, 4], 1)] == [[[0], [5]], [[1, 2, 3, 4], [6, 7, 8, 9]]]
+    assert [r.tolist() for r in base.unbind(0)] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    with pytest.raises(ValueError, match="split_sizes to sum exactly to 5"):
+        backend_sdk.split_with_sizes(base, [1, 1], 1)
+    with pytest.raises(ValueError, match="chunk expects `chunks` to be greater than 0"):
+        base.chunk(0)

@@ -1,6 +1,8 @@
 // Composite operators: defined in terms of other operators through the
 // dispatcher, so every backend that implements the primitives gets them.
 //   cat, stack            CompositeExplicitAutograd (empty + narrowed copy_)
+//   split, split_with_sizes, chunk, unbind
+//                         CompositeExplicitAutograd (views through as_strided)
 //   softmax, log_softmax,
 //   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log, div)
 #include <cmath>
@@ -147,10 +149,79 @@ Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
   return sum_dims(result, dims, false);  // the reduced dims have size 1: summing drops them
 }
 
+// ---- splitting into views ----
+std::vector<Tensor> split_with_sizes_impl(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  SDK_CHECK_VALUE(self.dim() > 0, "split_with_sizes: expected a tensor with at least one dimension");
+  int64_t d = maybe_wrap_dim(dim, self.dim());
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    SDK_CHECK_VALUE(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=",
+                    split_sizes);
+    total += s;
+  }
+  SDK_CHECK_VALUE(total == self.size(d), "split_with_sizes expects split_sizes to sum exactly to ", self.size(d),
+                  " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(narrow(self, d, offset, s));
+    offset += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> split_impl(const Tensor& self, int64_t split_size, int64_t dim) {
+  SDK_CHECK_VALUE(self.dim() > 0, "split: expected a tensor with at least one dimension");
+  int64_t d = maybe_wrap_dim(dim, self.dim());
+  int64_t n = self.size(d);
+  SDK_CHECK_VALUE(split_size > 0 || (split_size == 0 && n == 0), "split_size can only be 0 if dimension size is 0, but "
+                  "got dimension size of ", n);
+  DimVector sizes;
+  if (split_size == 0) {
+    sizes.push_back(0);
+  } else {
+    for (int64_t start = 0; start < n; start += split_size) sizes.push_back(std::min(split_size, n - start));
+    if (n == 0) sizes.push_back(0);
+  }
+  return split_with_sizes_impl(self, sizes, d);
+}
+
+std::vector<Tensor> chunk_impl(const Tensor& self, int64_t chunks, int64_t dim) {
+  SDK_CHECK_VALUE(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  SDK_CHECK_VALUE(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
+  int64_t d = maybe_wrap_dim(dim, self.dim());
+  int64_t split_size = (self.size(d) + chunks - 1) / chunks;
+  if (split_size == 0 && self.size(d) == 0) {
+    return split_with_sizes_impl(self, DimVector(static_cast<size_t>(chunks), 0), d);
+  }
+  return split_impl(self, split_size, d);
+}
+
+std::vector<Tensor> unbind_impl(const Tensor& self, int64_t dim) {
+  SDK_CHECK_VALUE(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  int64_t d = maybe_wrap_dim(dim, self.dim());
+  DimVector sizes(self.sizes()), strides(self.strides());
+  sizes.erase(static_cast<size_t>(d));
+  strides.erase(static_cast<size_t>(d));
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < self.size(d); ++i) {
+    out.push_back(as_strided(self, sizes, strides, self.storage_offset() + i * self.stride(d)));
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace sdk::ops
 
 SDK_LIBRARY_FRAGMENT(aten, m) {
+  m.def("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
+  m.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
+  m.def("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]");
+  m.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
+  m.impl("split.Tensor", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::split_impl);
+  m.impl("split_with_sizes", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::split_with_sizes_impl);
+  m.impl("chunk", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::chunk_impl);
+  m.impl("unbind.int", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::unbind_impl);
   m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
