@@ -81,3 +81,21 @@ def test_split_chunk_unbind_are_views_like_numpy():
         backend_sdk.split_with_sizes(base, [1, 1], 1)
     with pytest.raises(ValueError, match="chunk expects `chunks` to be greater than 0"):
         base.chunk(0)
+
+
+def test_repeat_masked_fill_mse_loss():
+    a = np.arange(6).reshape(2, 3)
+    assert backend_sdk.tensor(a).repeat(2, 1, 2).tolist() == np.tile(a, (2, 1, 2)).tolist()
+    assert backend_sdk.tensor(a).t().repeat(1, 2).tolist() == np.tile(a.T, (1, 2)).tolist()
+    x = backend_sdk.tensor([[1.0, 2.0], [3.0, 4.0]])
+    mask = backend_sdk.tensor([True, False])
+    assert x.masked_fill(mask, -1.0).tolist() == [[-1.0, 2.0], [-1.0, 4.0]]
+    assert x.masked_fill_(mask, 0.0) is x and x.tolist() == [[0.0, 2.0], [0.0, 4.0]]
+    with pytest.raises(TypeError, match="only supports boolean masks"):
+        x.masked_fill(backend_sdk.tensor([1, 0]), 0.0)
+    p, q = rng.standard_normal(5).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+    assert abs(backend_sdk.mse_loss(t(p), t(q)).item() - float(np.mean((p - q) ** 2))) < 1e-5
+    assert abs(backend_sdk.mse_loss(t(p), t(q), reduction=2).item() - float(np.sum((p - q) ** 2))) < 1e-4
+    assert backend_sdk.mse_loss(t(p), t(q), reduction=0).shape == (5,)
+    with pytest.raises(ValueError, match="reduction must be"):
+        backend_sdk.mse_loss(t(p), t(q), reduction=5)

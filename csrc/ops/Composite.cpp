@@ -1,6 +1,8 @@
 // Composite operators: defined in terms of other operators through the
 // dispatcher, so every backend that implements the primitives gets them.
 //   cat, stack            CompositeExplicitAutograd (empty + narrowed copy_)
+//   repeat, masked_fill(_) CompositeExplicitAutograd
+//   mse_loss              CompositeImplicitAutograd
 //   split, split_with_sizes, chunk, unbind
 //                         CompositeExplicitAutograd (views through as_strided)
 //   softmax, log_softmax,
@@ -210,10 +212,72 @@ std::vector<Tensor> unbind_impl(const Tensor& self, int64_t dim) {
   return out;
 }
 
+// ---- repeat, masked_fill, mse_loss ----
+// out viewed as (r0, s0, r1, s1, ...) receives self viewed as (1, s0, 1, s1, ...)
+// broadcast along the r dims.
+Tensor repeat_impl(const Tensor& self, IntArrayRef repeats) {
+  SDK_CHECK_VALUE(static_cast<int64_t>(repeats.size()) >= self.dim(), "repeat: Number of dimensions of repeat dims ",
+                  "can not be smaller than number of dimensions of tensor");
+  size_t lead = repeats.size() - static_cast<size_t>(self.dim());
+  DimVector out_sizes, inter_sizes, src_strides;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    SDK_CHECK_VALUE(repeats[i] >= 0, "repeat: Trying to create tensor with negative dimension ", repeats[i], ": ",
+                    repeats);
+    int64_t s = i < lead ? 1 : self.size(static_cast<int64_t>(i - lead));
+    int64_t st = i < lead ? 0 : self.stride(static_cast<int64_t>(i - lead));
+    out_sizes.push_back(repeats[i] * s);
+    inter_sizes.push_back(repeats[i]);
+    inter_sizes.push_back(s);
+    src_strides.push_back(0);
+    src_strides.push_back(s == 1 ? 0 : st);
+  }
+  Tensor out = empty(out_sizes, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  Tensor target = view(out, inter_sizes);
+  copy_(target, as_strided(self, inter_sizes, src_strides, self.storage_offset()));
+  return out;
+}
+
+Tensor masked_fill_impl(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  SDK_CHECK_TYPE(mask.dtype() == ScalarType::Bool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                 scalar_type_name(mask.dtype()));
+  static const auto where = op<Tensor(const Tensor&, const Scalar&, const Tensor&)>("aten::where.ScalarSelf");
+  Tensor filled = where.call(mask, value, self);
+  if (filled.dtype() == self.dtype()) return filled;
+  return copy_(empty(filled.sizes(), self.dtype(), self.device()), filled);
+}
+
+Tensor masked_fill_inplace_impl(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  Tensor filled = masked_fill_impl(self, mask, value);
+  SDK_CHECK_VALUE(filled.sizes().equals(self.sizes()), "masked_fill_: the mask of shape ", mask.sizes(),
+                  " does not broadcast to self's shape ", self.sizes());
+  return copy_(self, filled);
+}
+
+// reduction: 0 none, 1 mean, 2 sum (PyTorch's Reduction enum).
+Tensor mse_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
+  SDK_CHECK_VALUE(reduction >= 0 && reduction <= 2, "mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
+                  reduction);
+  static const auto pow = op<Tensor(const Tensor&, const Scalar&)>("aten::pow.Tensor_Scalar");
+  static const auto mean = op<Tensor(const Tensor&, std::optional<ScalarType>)>("aten::mean");
+  static const auto sum = op<Tensor(const Tensor&, std::optional<ScalarType>)>("aten::sum");
+  Tensor squared = pow.call(sub_(self, target), Scalar(int64_t{2}));
+  if (reduction == 0) return squared;
+  return reduction == 1 ? mean.call(squared, std::nullopt) : sum.call(squared, std::nullopt);
+}
+
 }  // namespace
 }  // namespace sdk::ops
 
 SDK_LIBRARY_FRAGMENT(aten, m) {
+  m.def("repeat(Tensor self, SymInt[] repeats) -> Tensor");
+  m.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor");
+  m.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)");
+  m.def("mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor");
+  m.impl("repeat", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::repeat_impl);
+  m.impl("masked_fill.Scalar", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::masked_fill_impl);
+  m.impl("masked_fill_.Scalar", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::masked_fill_inplace_impl);
+  m.impl("mse_loss", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::mse_loss_impl);
   m.def("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]");
   m.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
   m.def("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]");
