@@ -14,6 +14,7 @@ namespace sdk::python {
 void init_ops(py::module_& m);
 void init_interop(py::module_& m);
 void init_testing(py::module_& m);
+void init_runtime(py::module_& m);
 void init_blas(py::module_& m);
 
 namespace {
@@ -39,6 +40,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_ops(m);
   sdk::python::init_interop(m);
   sdk::python::init_testing(m);
+  sdk::python::init_runtime(m);
   sdk::python::init_blas(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/Exception.h"
+#include "runtime/CurrentDevice.h"
 
 namespace sdk {
 
@@ -16,9 +17,11 @@ std::string Tensor::str() const {
 
 namespace {
 Device resolved(Device d) {
-  // Index -1 means "current device"; until the device runtime tracks a current
-  // device per backend, that is device 0.
-  if (d.index < 0 && d.type != DeviceType::CPU && d.type != DeviceType::Meta) d.index = 0;
+  // Index -1 means "the current device of this type" on this thread
+  // (Note [Current device and stream], runtime/DeviceGuard.h).
+  if (d.index < 0 && d.type != DeviceType::CPU && d.type != DeviceType::Meta) {
+    d.index = runtime::current_device_index(d.type);
+  }
   return d;
 }
 }  // namespace

@@ -1,0 +1,343 @@
+// backend_sdk._C._runtime: the device runtime's Python face (devices, streams,
+// events, the caching allocator). backend_sdk/_runtime.py wraps it with typed,
+// documented functions; the generated device modules build on that.
+//
+// Every binding that can wait on a device releases the GIL: host functions
+// launched from Python run on device worker threads and take the GIL, so a
+// thread waiting for them while holding it would deadlock.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+
+#include "core/Exception.h"
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
+#include "runtime/CachingAllocator.h"
+#include "runtime/DeviceGuard.h"
+#include "runtime/DeviceRegistry.h"
+#include "runtime/Event.h"
+#include "runtime/Stream.h"
+#include "tensor/Tensor.h"
+#include "tensor/TensorImpl.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+namespace {
+using runtime::Event;
+using runtime::Stream;
+
+DeviceType parse_backend(const std::string& name) {
+  DeviceType t;
+  SDK_CHECK_VALUE(parse_device_type(name, &t), "unknown backend '", name, "'; expected one of ",
+                  valid_device_type_names());
+  SDK_CHECK_VALUE(is_privateuse(t), "'", name, "' is not an accelerator backend (PrivateUse1/2/3)");
+  return t;
+}
+
+// A device argument: a device object, "accel:1", "accel" (current device).
+Device parse_accel_device(py::handle obj, const char* what) {
+  Device d;
+  SDK_CHECK_TYPE(parse_device(obj.ptr(), &d), what, ": expected a device, got ", Py_TYPE(obj.ptr())->tp_name);
+  return runtime::resolve_device(d, what);
+}
+
+PyObject* device_obj(Device d) { return device_object(d); }
+
+// Keeps a Python callable alive until it has run on the device.
+struct PyHostFn {
+  py::object fn;
+};
+void run_py_host_fn(void* p) {
+  auto* h = static_cast<PyHostFn*>(p);
+  if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch it
+  PyGILState_STATE s = PyGILState_Ensure();
+  {
+    py::object fn = std::move(h->fn);
+    delete h;
+    PyObject* r = PyObject_CallNoArgs(fn.ptr());
+    if (r == nullptr) {
+      PyErr_WriteUnraisable(fn.ptr());  // no caller to raise to: like an exception in a thread
+    } else {
+      Py_DECREF(r);
+    }
+  }
+  PyGILState_Release(s);
+}
+
+// Device memory held by Python (tests, benchmarks, low-level users): one
+// caching-allocator block.
+struct DeviceBuffer {
+  DataPtr data;
+  size_t nbytes = 0;
+};
+
+sdk_memcpy_kind parse_kind(const std::string& k) {
+  if (k == "h2h") return SDK_MEMCPY_HOST_TO_HOST;
+  if (k == "h2d") return SDK_MEMCPY_HOST_TO_DEVICE;
+  if (k == "d2h") return SDK_MEMCPY_DEVICE_TO_HOST;
+  if (k == "d2d") return SDK_MEMCPY_DEVICE_TO_DEVICE;
+  SDK_THROW(Value, "memcpy: kind must be 'h2h', 'h2d', 'd2h' or 'd2d', got '", k, "'");
+}
+
+size_t checked_size(int64_t n, const char* what) {
+  SDK_CHECK_VALUE(n >= 0, what, ": the size must be non-negative, got ", n);
+  return static_cast<size_t>(n);
+}
+
+py::dict segment_dict(const runtime::SegmentInfo& s) {
+  py::dict d;
+  d["device"] = s.device;
+  d["address"] = s.address;
+  d["total_size"] = s.total_size;
+  d["allocated_size"] = s.allocated_size;
+  d["active_size"] = s.active_size;
+  d["stream"] = s.stream;
+  d["segment_type"] = s.segment_type;
+  py::list blocks;
+  for (const auto& b : s.blocks) {
+    py::dict bd;
+    bd["address"] = b.address;
+    bd["size"] = b.size;
+    bd["requested_size"] = b.requested_size;
+    bd["state"] = b.state;
+    blocks.append(bd);
+  }
+  d["blocks"] = blocks;
+  return d;
+}
+
+void empty_host_fn(void*) {}
+
+}  // namespace
+
+void init_runtime(py::module_& parent) {
+  py::module_ m = parent.def_submodule("_runtime", "The device runtime: devices, streams, events, caching allocator.");
+
+  // ---- devices ----
+  m.def("attach_device_library", [](const std::string& backend, const std::string& path) {
+    runtime::load_device_library(parse_backend(backend), path);
+  });
+  m.def("_attach_device_api", [](const std::string& backend, uintptr_t address, const std::string& source) {
+    runtime::attach_device(parse_backend(backend), reinterpret_cast<const sdk_device_api*>(address), source);
+  });
+  m.def("has_device", [](const std::string& backend) { return runtime::has_device(parse_backend(backend)); });
+  m.def("device_source", [](const std::string& backend) { return runtime::device_source(parse_backend(backend)); });
+  m.def("device_count", [](const std::string& backend) { return runtime::device_count(parse_backend(backend)); });
+  m.def("current_device", [](const std::string& backend) {
+    return static_cast<int>(runtime::current_device_index(parse_backend(backend)));
+  });
+  m.def("set_device", [](py::handle device) { runtime::set_current_device(parse_accel_device(device, "set_device")); });
+  m.def("synchronize", [](py::handle device) {
+    Device d = parse_accel_device(device, "synchronize");
+    py::gil_scoped_release nogil;
+    runtime::device_synchronize(d);
+  });
+  m.def("get_device_properties", [](py::handle device) {
+    Device d = parse_accel_device(device, "get_device_properties");
+    const auto& p = runtime::device_properties(d.type, d.index);
+    py::dict out;
+    out["name"] = p.name;
+    out["total_memory"] = p.total_memory;
+    out["supported_dtypes"] = p.supported_dtypes;
+    out["stream_priority_least"] = p.stream_priority_least;
+    out["stream_priority_greatest"] = p.stream_priority_greatest;
+    return out;
+  });
+
+  // ---- streams ----
+  py::class_<Stream>(m, "Stream", "A device stream (an in-order queue of device work).")
+      .def(py::init([](py::handle device, int priority) {
+             return runtime::stream_from_pool(parse_accel_device(device, "Stream"), priority);
+           }),
+           py::arg("device"), py::arg("priority") = 0)
+      .def_static("_from_id", &Stream::from_id)
+      .def_property_readonly("device", [](const Stream& s) { return py::reinterpret_steal<py::object>(device_obj(s.device())); })
+      .def_property_readonly("stream_id", &Stream::id)
+      .def_property_readonly("priority", &Stream::priority)
+      .def_property_readonly("native_handle",
+                             [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.native()); })
+      .def("query", [](const Stream& s) {
+        py::gil_scoped_release nogil;
+        return s.query();
+      })
+      .def("synchronize", [](const Stream& s) {
+        py::gil_scoped_release nogil;
+        s.synchronize();
+      })
+      .def("wait_event", [](const Stream& s, const Event& e) { s.wait(e); })
+      .def("launch_host_func",
+           [](const Stream& s, py::object fn) {
+             SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "launch_host_func: expected a callable");
+             auto* h = new PyHostFn{std::move(fn)};
+             sdk_status st = runtime::device_api(s.device().type).launch_host_func(s.native(), &run_py_host_fn, h);
+             if (st != SDK_SUCCESS) {
+               delete h;
+               runtime::check_status(s.device().type, st, "launch_host_func");
+             }
+           })
+      .def("__eq__", [](const Stream& a, py::handle b) {
+        return py::isinstance<Stream>(b) && a == b.cast<const Stream&>();
+      })
+      .def("__hash__", [](const Stream& s) { return std::hash<int64_t>()(s.id()); })
+      .def("__repr__", [](const Stream& s) {
+        return detail::str("<backend_sdk.Stream device=", s.device(), " slot=", s.slot(), " priority=", s.priority(),
+                           ">");
+      });
+  m.def("current_stream", [](py::handle device) { return runtime::current_stream(parse_accel_device(device, "current_stream")); });
+  m.def("default_stream", [](py::handle device) { return runtime::default_stream(parse_accel_device(device, "default_stream")); });
+  m.def("set_stream", &runtime::set_current_stream);
+
+  // ---- events ----
+  py::class_<Event>(m, "Event", "A marker in a stream's work, for waiting, querying and timing.")
+      .def(py::init<bool, bool>(), py::arg("enable_timing") = false, py::arg("blocking") = false)
+      .def("record", [](Event& e, const Stream& s) { e.record(s); })
+      .def("query", [](const Event& e) {
+        py::gil_scoped_release nogil;
+        return e.query();
+      })
+      .def("synchronize", [](const Event& e) {
+        py::gil_scoped_release nogil;
+        e.synchronize();
+      })
+      .def("elapsed_time", [](const Event& a, const Event& b) { return a.elapsed_time(b); })
+      .def_property_readonly("enable_timing", &Event::enable_timing)
+      .def_property_readonly("blocking", &Event::blocking)
+      .def_property_readonly("was_recorded", &Event::was_recorded)
+      .def_property_readonly("device", [](const Event& e) -> py::object {
+        if (!e.is_created()) return py::none();
+        return py::reinterpret_steal<py::object>(device_obj(e.device()));
+      })
+      .def_property_readonly("native_handle", [](const Event& e) { return reinterpret_cast<uintptr_t>(e.native()); });
+
+  // ---- memory ----
+  py::class_<DeviceBuffer>(m, "DeviceBuffer", "Device memory from the caching allocator, freed by free() or GC.")
+      .def(py::init([](int64_t nbytes, const Stream& s) {
+             size_t n = checked_size(nbytes, "DeviceBuffer");
+             auto* a = runtime::caching_allocator(s.device().type);
+             DeviceBuffer b;
+             {
+               py::gil_scoped_release nogil;  // an OOM retry may wait for the device
+               b.data = a->allocate_on(s, n);
+             }
+             b.nbytes = n;
+             return b;
+           }),
+           py::arg("nbytes"), py::arg("stream"))
+      .def_property_readonly("ptr", [](const DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data.get()); })
+      .def_property_readonly("nbytes", [](const DeviceBuffer& b) { return b.nbytes; })
+      .def_property_readonly("device", [](const DeviceBuffer& b) { return py::reinterpret_steal<py::object>(device_obj(b.data.device())); })
+      .def_property_readonly("freed", [](const DeviceBuffer& b) { return b.data.ctx() == nullptr && b.data.get() == nullptr; })
+      .def("free", [](DeviceBuffer& b) {
+        py::gil_scoped_release nogil;
+        b.data.clear();
+      })
+      .def("record_stream", [](DeviceBuffer& b, const Stream& s) {
+        SDK_CHECK_VALUE(b.data.get() != nullptr || b.nbytes == 0, "record_stream: the buffer was freed");
+        runtime::caching_allocator(s.device().type)->record_stream(b.data, s);
+      });
+  m.def("record_stream", [](const Tensor& t, const Stream& s) {
+    const DataPtr& p = t.impl()->storage()->data_ptr();
+    SDK_CHECK_VALUE(p.device().type == s.device().type, "record_stream: the tensor is on ", t.impl()->device(),
+                    " but the stream is ", s);
+    runtime::caching_allocator(s.device().type)->record_stream(p, s);
+  });
+  m.def("memcpy", [](const std::string& backend, uintptr_t dst, uintptr_t src, int64_t nbytes, const std::string& kind,
+                     std::optional<Stream> stream) {
+    DeviceType t = parse_backend(backend);
+    size_t n = checked_size(nbytes, "memcpy");
+    sdk_memcpy_kind k = parse_kind(kind);
+    const auto& api = runtime::device_api(t);
+    py::gil_scoped_release nogil;
+    if (stream) {
+      SDK_CHECK_VALUE(stream->device().type == t, "memcpy: ", *stream, " is not a stream of '", backend, "'");
+      runtime::check_status(t, api.memcpy_async(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k,
+                                                stream->native()),
+                            "memcpy_async (" + kind + ")");
+    } else {
+      runtime::check_status(t, api.memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k),
+                            "memcpy (" + kind + ")");
+    }
+  }, py::arg("backend"), py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("kind"), py::arg("stream") = py::none());
+  m.def("memset_async", [](uintptr_t dst, int value, int64_t nbytes, const Stream& s) {
+    size_t n = checked_size(nbytes, "memset_async");
+    DeviceType t = s.device().type;
+    runtime::check_status(t, runtime::device_api(t).memset_async(reinterpret_cast<void*>(dst), value, n, s.native()),
+                          "memset_async");
+  });
+  m.def("memory_stats", [](py::handle device) {
+    Device d = parse_accel_device(device, "memory_stats");
+    return runtime::caching_allocator(d.type)->memory_stats(d.index);
+  });
+  m.def("memory_summary", [](py::handle device) {
+    Device d = parse_accel_device(device, "memory_summary");
+    return runtime::caching_allocator(d.type)->memory_summary(d.index);
+  });
+  m.def("memory_snapshot", [](const std::string& backend) {
+    py::list out;
+    for (const auto& s : runtime::caching_allocator(parse_backend(backend))->snapshot()) out.append(segment_dict(s));
+    return out;
+  });
+  m.def("empty_cache", [](const std::string& backend) {
+    auto* a = runtime::caching_allocator(parse_backend(backend));
+    py::gil_scoped_release nogil;
+    a->empty_cache();
+  });
+  m.def("set_per_process_memory_fraction", [](double fraction, py::handle device) {
+    Device d = parse_accel_device(device, "set_per_process_memory_fraction");
+    runtime::caching_allocator(d.type)->set_memory_fraction(fraction, d.index);
+  });
+  m.def("get_per_process_memory_fraction", [](py::handle device) {
+    Device d = parse_accel_device(device, "get_per_process_memory_fraction");
+    return runtime::caching_allocator(d.type)->memory_fraction(d.index);
+  });
+  m.def("reset_peak_memory_stats", [](py::handle device) {
+    Device d = parse_accel_device(device, "reset_peak_memory_stats");
+    runtime::caching_allocator(d.type)->reset_peak_stats(d.index);
+  });
+  m.def("reset_accumulated_memory_stats", [](py::handle device) {
+    Device d = parse_accel_device(device, "reset_accumulated_memory_stats");
+    runtime::caching_allocator(d.type)->reset_accumulated_stats(d.index);
+  });
+
+  // ---- micro-benchmarks (benchmarks/bench_runtime.py): ns per iteration, timed in C++ ----
+  m.def("_bench_alloc_free", [](const Stream& s, int64_t nbytes, int64_t iters) {
+    auto* a = runtime::caching_allocator(s.device().type);
+    size_t n = checked_size(nbytes, "_bench_alloc_free");
+    py::gil_scoped_release nogil;
+    runtime::StreamGuard guard(s);
+    { DataPtr warm = a->allocate(n); }
+    auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < iters; ++i) {
+      DataPtr p = a->allocate(n);
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters);
+  });
+  m.def("_bench_launch_empty", [](const Stream& s, int64_t iters) {
+    const auto& api = runtime::device_api(s.device().type);
+    sdk_stream_t h = s.native();
+    py::gil_scoped_release nogil;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < iters; ++i) runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr), "launch");
+    auto t1 = std::chrono::steady_clock::now();
+    runtime::check_status(s.device().type, api.stream_synchronize(h), "synchronize");
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters);
+  });
+  m.def("_bench_launch_sync", [](const Stream& s, int64_t iters) {
+    const auto& api = runtime::device_api(s.device().type);
+    sdk_stream_t h = s.native();
+    py::gil_scoped_release nogil;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < iters; ++i) {
+      runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr), "launch");
+      runtime::check_status(s.device().type, api.stream_synchronize(h), "synchronize");
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters);
+  });
+}
+
+}  // namespace sdk::python

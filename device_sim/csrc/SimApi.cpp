@@ -1,0 +1,655 @@
+// The device runtime contract implemented by the simulator, plus its own C API
+// (include/device_sim.h).
+#include <sys/mman.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "SimDevice.h"
+#include "device_sim.h"
+
+namespace device_sim {
+namespace {
+
+constexpr int kMaxDevices = 64;
+constexpr int kWorkersPerDevice = 2;
+constexpr size_t kMaxKernelArgs = 4096;
+constexpr int32_t kPriorityLeast = 0;
+constexpr int32_t kPriorityGreatest = -1;
+
+struct Config {
+  int32_t num_devices = 2;
+  int64_t memory_bytes = int64_t(1) << 30;
+};
+
+std::mutex g_config_mutex;
+Config g_config;
+bool g_configured_env = false;
+std::once_flag g_init_once;
+std::atomic<bool> g_initialized{false};
+std::string g_init_error;
+// Immortal after initialisation (workers and the fault handler use them until exit).
+SimDevice* g_devices[kMaxDevices] = {};
+int g_num_devices = 0;
+
+std::mutex g_host_mutex;
+std::set<void*>* g_host_blocks = new std::set<void*>();  // live pinned blocks
+
+thread_local int t_current_device = 0;
+thread_local std::string t_last_error;
+
+sdk_status fail(sdk_status s, std::string msg) {
+  t_last_error = std::move(msg);
+  return s;
+}
+
+void read_env_locked() {
+  if (g_configured_env) return;
+  g_configured_env = true;
+  if (const char* n = std::getenv("DEVICE_SIM_NUM_DEVICES")) {
+    int v = std::atoi(n);
+    if (v >= 1 && v <= kMaxDevices) g_config.num_devices = v;
+  }
+  if (const char* m = std::getenv("DEVICE_SIM_MEMORY_BYTES")) {
+    long long v = std::atoll(m);
+    if (v >= (1 << 20)) g_config.memory_bytes = v;
+  }
+}
+
+// Starts the simulator on first use; false (and the reason in t_last_error) if it cannot.
+bool ensure_initialized() {
+  if (__builtin_expect(g_initialized.load(std::memory_order_acquire), 1)) return true;
+  std::call_once(g_init_once, [] {
+    std::lock_guard<std::mutex> lock(g_config_mutex);
+    read_env_locked();
+    size_t capacity = (static_cast<size_t>(g_config.memory_bytes) + 65535) / 65536 * 65536;
+    try {
+      install_fault_handler();
+      for (int i = 0; i < g_config.num_devices; ++i) {
+        g_devices[i] = new SimDevice(i, capacity, kWorkersPerDevice);
+        register_memory_for_faults(&g_devices[i]->memory());
+      }
+      g_num_devices = g_config.num_devices;
+    } catch (const std::exception& e) {
+      g_init_error = e.what();
+      g_num_devices = 0;
+    }
+    g_initialized.store(true, std::memory_order_release);
+  });
+  if (!g_init_error.empty()) {
+    t_last_error = "device_sim failed to start: " + g_init_error;
+    return false;
+  }
+  return true;
+}
+
+#define SIM_INIT()                                 \
+  do {                                             \
+    if (!ensure_initialized()) return SDK_ERROR_UNKNOWN; \
+  } while (0)
+
+SimDevice* device_or_null(int32_t d) { return d >= 0 && d < g_num_devices ? g_devices[d] : nullptr; }
+
+sdk_status bad_device(int32_t d) {
+  return fail(SDK_ERROR_INVALID_DEVICE,
+              "device index " + std::to_string(d) + " is out of range (device_sim has " + std::to_string(g_num_devices) +
+                  " devices)");
+}
+
+SimDevice* owner_of(const void* p) {
+  for (int i = 0; i < g_num_devices; ++i)
+    if (g_devices[i]->memory().contains(p)) return g_devices[i];
+  return nullptr;
+}
+
+SimStream* as_stream(sdk_stream_t h) {
+  auto* s = reinterpret_cast<SimStream*>(h);
+  return s != nullptr && s->magic == kStreamMagic ? s : nullptr;
+}
+SimEvent* as_event(sdk_event_t h) {
+  auto* e = reinterpret_cast<SimEvent*>(h);
+  return e != nullptr && e->magic == kEventMagic ? e : nullptr;
+}
+
+sdk_status bad_stream(const char* what) {
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": invalid or destroyed stream handle");
+}
+sdk_status bad_event(const char* what) {
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": invalid or destroyed event handle");
+}
+
+const char* kind_name(sdk_memcpy_kind k) {
+  switch (k) {
+    case SDK_MEMCPY_HOST_TO_HOST:
+      return "host-to-host";
+    case SDK_MEMCPY_HOST_TO_DEVICE:
+      return "host-to-device";
+    case SDK_MEMCPY_DEVICE_TO_HOST:
+      return "device-to-host";
+    case SDK_MEMCPY_DEVICE_TO_DEVICE:
+      return "device-to-device";
+    default:
+      return "unknown";
+  }
+}
+
+std::string hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%p", p);
+  return buf;
+}
+
+// Validates one side of a copy and translates it. `device_side` says what
+// the kind claims it is.
+sdk_status resolve_side(const void* p, size_t n, bool device_side, const char* role, sdk_memcpy_kind kind,
+                        SimDevice** dev, const char** out) {
+  SimDevice* d = owner_of(p);
+  if (device_side) {
+    if (d == nullptr) {
+      return fail(SDK_ERROR_INVALID_VALUE, std::string("memcpy: the copy is ") + kind_name(kind) + " but " + role +
+                                               " " + hex(p) + " is not a device pointer");
+    }
+    std::string why;
+    if (!d->memory().check_range(p, n, &why)) return fail(SDK_ERROR_INVALID_VALUE, "memcpy: " + std::string(role) + ": " + why);
+    *out = d->memory().alias(p);
+  } else {
+    if (d != nullptr) {
+      return fail(SDK_ERROR_INVALID_VALUE, std::string("memcpy: the copy is ") + kind_name(kind) + " but " + role +
+                                               " " + hex(p) + " is a pointer into device " +
+                                               std::to_string(d->index()) + "'s memory");
+    }
+    if (p == nullptr) return fail(SDK_ERROR_INVALID_VALUE, std::string("memcpy: ") + role + " is NULL");
+    *out = static_cast<const char*>(p);
+  }
+  *dev = d;
+  return SDK_SUCCESS;
+}
+
+sdk_status prepare_copy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, char** adst,
+                        const char** asrc, SimDevice** ddev, SimDevice** sdev) {
+  if (kind < SDK_MEMCPY_HOST_TO_HOST || kind > SDK_MEMCPY_DEVICE_TO_DEVICE)
+    return fail(SDK_ERROR_INVALID_VALUE, "memcpy: unknown copy kind " + std::to_string(kind));
+  bool dst_dev = kind == SDK_MEMCPY_HOST_TO_DEVICE || kind == SDK_MEMCPY_DEVICE_TO_DEVICE;
+  bool src_dev = kind == SDK_MEMCPY_DEVICE_TO_HOST || kind == SDK_MEMCPY_DEVICE_TO_DEVICE;
+  const char* d = nullptr;
+  sdk_status s = resolve_side(dst, nbytes, dst_dev, "dst", kind, ddev, &d);
+  if (s != SDK_SUCCESS) return s;
+  s = resolve_side(src, nbytes, src_dev, "src", kind, sdev, asrc);
+  if (s != SDK_SUCCESS) return s;
+  *adst = const_cast<char*>(d);
+  return SDK_SUCCESS;
+}
+
+// ---- the contract ----
+
+sdk_status sim_device_count(int32_t* count) {
+  SIM_INIT();
+  *count = g_num_devices;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_get_device_properties(int32_t device, sdk_device_properties* props) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  if (props == nullptr || props->struct_size < sizeof(size_t))
+    return fail(SDK_ERROR_INVALID_VALUE, "get_device_properties: props->struct_size is not set");
+  sdk_device_properties p;
+  std::memset(&p, 0, sizeof(p));
+  p.struct_size = sizeof(p);
+  std::snprintf(p.name, sizeof(p.name), "device_sim");
+  p.total_memory = d->memory().capacity();
+  p.supported_dtypes = ~uint64_t(0);
+  p.stream_priority_least = kPriorityLeast;
+  p.stream_priority_greatest = kPriorityGreatest;
+  size_t n = props->struct_size < sizeof(p) ? props->struct_size : sizeof(p);
+  size_t caller_size = props->struct_size;
+  std::memcpy(props, &p, n);
+  props->struct_size = caller_size;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_get_device(int32_t* device) {
+  SIM_INIT();
+  *device = t_current_device;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_set_device(int32_t device) {
+  SIM_INIT();
+  if (!device_or_null(device)) return bad_device(device);
+  t_current_device = device;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_mem_get_info(int32_t device, size_t* free_bytes, size_t* total) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  *free_bytes = d->memory().free_bytes();
+  *total = d->memory().capacity();
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_malloc(int32_t device, void** ptr, size_t nbytes) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  if (ptr == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "malloc: ptr is NULL");
+  std::string why;
+  if (!d->memory().allocate(nbytes, ptr, &why)) return fail(SDK_ERROR_OUT_OF_MEMORY, why);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_free(int32_t device, void* ptr) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  if (ptr == nullptr) return SDK_SUCCESS;
+  std::string why;
+  if (!d->memory().release(ptr, &why)) return fail(SDK_ERROR_INVALID_VALUE, why);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_host_malloc(void** ptr, size_t nbytes) {
+  SIM_INIT();
+  if (ptr == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "host_malloc: ptr is NULL");
+  if (nbytes == 0) {
+    *ptr = nullptr;
+    return SDK_SUCCESS;
+  }
+  void* p = std::aligned_alloc(4096, (nbytes + 4095) / 4096 * 4096);
+  if (p == nullptr) return fail(SDK_ERROR_OUT_OF_MEMORY, "host_malloc: cannot allocate " + std::to_string(nbytes) + " bytes");
+  std::lock_guard<std::mutex> lock(g_host_mutex);
+  g_host_blocks->insert(p);
+  *ptr = p;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_host_free(void* ptr) {
+  SIM_INIT();
+  if (ptr == nullptr) return SDK_SUCCESS;
+  {
+    std::lock_guard<std::mutex> lock(g_host_mutex);
+    if (g_host_blocks->erase(ptr) == 0)
+      return fail(SDK_ERROR_INVALID_VALUE,
+                  "host_free: " + hex(ptr) + " is not a live pinned allocation (double free, or a foreign pointer)");
+  }
+  std::free(ptr);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_memcpy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
+  SIM_INIT();
+  char* adst;
+  const char* asrc;
+  SimDevice *ddev = nullptr, *sdev = nullptr;
+  sdk_status s = prepare_copy(dst, src, nbytes, kind, &adst, &asrc, &ddev, &sdev);
+  if (s != SDK_SUCCESS) return s;
+  if (ddev) ddev->synchronize();
+  if (sdev && sdev != ddev) sdev->synchronize();
+  std::memmove(adst, asrc, nbytes);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, sdk_stream_t stream) {
+  SIM_INIT();
+  SimStream* st = as_stream(stream);
+  if (!st) return bad_stream("memcpy_async");
+  char* adst;
+  const char* asrc;
+  SimDevice *ddev = nullptr, *sdev = nullptr;
+  sdk_status s = prepare_copy(dst, src, nbytes, kind, &adst, &asrc, &ddev, &sdev);
+  if (s != SDK_SUCCESS) return s;
+  Op op{Op::Copy};
+  op.dst = adst;
+  op.src = asrc;
+  op.n = nbytes;
+  g_devices[st->device]->enqueue(st, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
+  SIM_INIT();
+  SimStream* st = as_stream(stream);
+  if (!st) return bad_stream("memset_async");
+  SimDevice* d = owner_of(dst);
+  if (!d) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + hex(dst) + " is not a device pointer");
+  std::string why;
+  if (!d->memory().check_range(dst, nbytes, &why)) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + why);
+  Op op{Op::Memset};
+  op.dst = d->memory().alias(dst);
+  op.n = nbytes;
+  op.value = value;
+  g_devices[st->device]->enqueue(st, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_stream_create(int32_t device, int32_t priority, sdk_stream_t* stream) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  if (stream == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "stream_create: stream is NULL");
+  if (priority > kPriorityLeast) priority = kPriorityLeast;
+  if (priority < kPriorityGreatest) priority = kPriorityGreatest;
+  *stream = reinterpret_cast<sdk_stream_t>(d->create_stream(priority));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_stream_destroy(sdk_stream_t stream) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("stream_destroy");
+  g_devices[s->device]->destroy_stream(s);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_stream_query(sdk_stream_t stream) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("stream_query");
+  return g_devices[s->device]->stream_idle(s) ? SDK_SUCCESS : SDK_ERROR_NOT_READY;
+}
+
+sdk_status sim_stream_synchronize(sdk_stream_t stream) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("stream_synchronize");
+  g_devices[s->device]->synchronize_stream(s);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("stream_wait_event");
+  SimEvent* e = as_event(event);
+  if (!e) return bad_event("stream_wait_event");
+  uint64_t gen = e->recorded.load(std::memory_order_acquire);
+  if (gen == 0) return SDK_SUCCESS;  // never recorded: nothing to wait for
+  event_ref(e);
+  Op op{Op::Wait};
+  op.event = e;
+  op.generation = gen;
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_event_create(int32_t device, uint32_t flags, sdk_event_t* event) {
+  SIM_INIT();
+  if (!device_or_null(device)) return bad_device(device);
+  if (event == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_create: event is NULL");
+  if (flags & ~(SDK_EVENT_TIMING | SDK_EVENT_BLOCKING))
+    return fail(SDK_ERROR_INVALID_VALUE, "event_create: unknown flags " + std::to_string(flags));
+  *event = reinterpret_cast<sdk_event_t>(new SimEvent(device, flags));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_event_destroy(sdk_event_t event) {
+  SIM_INIT();
+  SimEvent* e = as_event(event);
+  if (!e) return bad_event("event_destroy");
+  e->magic = 0;
+  event_unref(e);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
+  SIM_INIT();
+  SimEvent* e = as_event(event);
+  if (!e) return bad_event("event_record");
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("event_record");
+  if (s->device != e->device) {
+    return fail(SDK_ERROR_INVALID_VALUE, "event_record: the event belongs to device " + std::to_string(e->device) +
+                                             " but the stream to device " + std::to_string(s->device));
+  }
+  event_ref(e);
+  Op op{Op::Record};
+  op.event = e;
+  // Generations only grow; completion keeps the largest completed one, so a
+  // query after two records of one event waits for the later record.
+  op.generation = e->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_event_query(sdk_event_t event) {
+  SIM_INIT();
+  SimEvent* e = as_event(event);
+  if (!e) return bad_event("event_query");
+  return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire)
+             ? SDK_SUCCESS
+             : SDK_ERROR_NOT_READY;
+}
+
+sdk_status sim_event_synchronize(sdk_event_t event) {
+  SIM_INIT();
+  SimEvent* e = as_event(event);
+  if (!e) return bad_event("event_synchronize");
+  uint64_t gen = e->recorded.load(std::memory_order_acquire);
+  if (gen == 0) return SDK_SUCCESS;
+  g_devices[e->device]->wait_event(e, gen, (e->flags & SDK_EVENT_BLOCKING) != 0);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end) {
+  SIM_INIT();
+  SimEvent* a = as_event(start);
+  SimEvent* b = as_event(end);
+  if (!a || !b) return bad_event("event_elapsed_time");
+  if (ms == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: ms is NULL");
+  if (!(a->flags & SDK_EVENT_TIMING) || !(b->flags & SDK_EVENT_TIMING))
+    return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events need SDK_EVENT_TIMING");
+  if (a->recorded.load() == 0 || b->recorded.load() == 0)
+    return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events must be recorded");
+  if (a->completed.load() < a->recorded.load() || b->completed.load() < b->recorded.load())
+    return fail(SDK_ERROR_NOT_READY, "event_elapsed_time: an event has not completed");
+  *ms = static_cast<float>(static_cast<double>(b->time_ns.load() - a->time_ns.load()) / 1e6);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_launch_host_func(sdk_stream_t stream, sdk_host_fn fn, void* user_data) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("launch_host_func");
+  if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "launch_host_func: fn is NULL");
+  Op op{Op::HostFn};
+  op.fn = fn;
+  op.user = user_data;
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_device_synchronize(int32_t device) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  d->synchronize();
+  return SDK_SUCCESS;
+}
+
+const char* sim_get_error_string(sdk_status s) {
+  switch (s) {
+    case SDK_SUCCESS:
+      return "success";
+    case SDK_ERROR_INVALID_VALUE:
+      return "invalid value";
+    case SDK_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case SDK_ERROR_INVALID_DEVICE:
+      return "invalid device";
+    case SDK_ERROR_INVALID_HANDLE:
+      return "invalid handle";
+    case SDK_ERROR_NOT_READY:
+      return "not ready";
+    case SDK_ERROR_NOT_SUPPORTED:
+      return "not supported";
+    case SDK_ERROR_KERNEL_FAULT:
+      return "kernel fault";
+    case SDK_ERROR_DEVICE_LOST:
+      return "device lost";
+    default:
+      return "unknown error";
+  }
+}
+
+const char* sim_get_last_error_message() { return t_last_error.c_str(); }
+
+const sdk_device_api kApi = {
+    sizeof(sdk_device_api),
+    SDK_DEVICE_API_VERSION,
+    0,
+    &sim_device_count,
+    &sim_get_device_properties,
+    &sim_get_device,
+    &sim_set_device,
+    &sim_mem_get_info,
+    &sim_malloc,
+    &sim_free,
+    &sim_host_malloc,
+    &sim_host_free,
+    &sim_memcpy,
+    &sim_memcpy_async,
+    &sim_memset_async,
+    &sim_stream_create,
+    &sim_stream_destroy,
+    &sim_stream_query,
+    &sim_stream_synchronize,
+    &sim_stream_wait_event,
+    &sim_event_create,
+    &sim_event_destroy,
+    &sim_event_record,
+    &sim_event_query,
+    &sim_event_synchronize,
+    &sim_event_elapsed_time,
+    &sim_launch_host_func,
+    &sim_device_synchronize,
+    &sim_get_error_string,
+    &sim_get_last_error_message,
+};
+
+// ---- built-in kernels ----
+struct SleepArgs {
+  int64_t us;
+};
+void sleep_kernel(void* a) { std::this_thread::sleep_for(std::chrono::microseconds(static_cast<SleepArgs*>(a)->us)); }
+
+struct AxpbArgs {
+  float* y;
+  const float* x;
+  int64_t n;
+  float a, b;
+};
+void axpb_kernel(void* p) {
+  auto* a = static_cast<AxpbArgs*>(p);
+  float* y = static_cast<float*>(device_sim_translate(a->y));
+  const float* x = static_cast<const float*>(device_sim_translate(a->x));
+  for (int64_t i = 0; i < a->n; ++i) y[i] = a->a * x[i] + a->b;
+}
+void empty_kernel(void*) {}
+
+}  // namespace
+
+void notify_event_completed() {
+  for (int i = 0; i < g_num_devices; ++i) g_devices[i]->wake_workers();
+}
+
+}  // namespace device_sim
+
+using namespace device_sim;
+
+extern "C" {
+
+const sdk_device_api* sdk_device_api_entry(void) { return &kApi; }
+
+sdk_status device_sim_configure(int32_t num_devices, int64_t memory_bytes) {
+  std::lock_guard<std::mutex> lock(g_config_mutex);
+  read_env_locked();
+  if (num_devices > kMaxDevices)
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_configure: at most " + std::to_string(kMaxDevices) + " devices");
+  if (memory_bytes > 0 && memory_bytes < (1 << 20))
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_configure: memory_bytes must be at least 1 MiB");
+  Config next = g_config;
+  if (num_devices > 0) next.num_devices = num_devices;
+  if (memory_bytes > 0) next.memory_bytes = (memory_bytes + 65535) / 65536 * 65536;
+  if (g_initialized.load(std::memory_order_acquire)) {
+    if (next.num_devices == g_config.num_devices && next.memory_bytes == g_config.memory_bytes) return SDK_SUCCESS;
+    return fail(SDK_ERROR_INVALID_VALUE,
+                "device_sim_configure: the simulator is already running (" + std::to_string(g_config.num_devices) +
+                    " devices of " + std::to_string(g_config.memory_bytes) +
+                    " bytes); configure it before its first use");
+  }
+  g_config = next;
+  return SDK_SUCCESS;
+}
+
+int32_t device_sim_is_initialized(void) { return g_initialized.load(std::memory_order_acquire) ? 1 : 0; }
+
+int32_t device_sim_num_devices(void) {
+  std::lock_guard<std::mutex> lock(g_config_mutex);
+  read_env_locked();
+  return g_config.num_devices;
+}
+
+int64_t device_sim_memory_bytes(void) {
+  std::lock_guard<std::mutex> lock(g_config_mutex);
+  read_env_locked();
+  return g_config.memory_bytes;
+}
+
+sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_sim_kernel_fn fn, const void* args, size_t args_size) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("device_sim_launch_kernel");
+  if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: fn is NULL");
+  if (args_size > kMaxKernelArgs || (args_size > 0 && args == nullptr))
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: args must be at most 4096 bytes and not NULL");
+  Op op{Op::Kernel};
+  op.kernel = fn;
+  if (args_size) op.args.assign(static_cast<const unsigned char*>(args), static_cast<const unsigned char*>(args) + args_size);
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+void* device_sim_translate(const void* device_ptr) {
+  SimDevice* d = owner_of(device_ptr);
+  return d ? d->memory().alias(device_ptr) : nullptr;
+}
+
+int32_t device_sim_device_of(const void* device_ptr) {
+  SimDevice* d = owner_of(device_ptr);
+  return d ? d->index() : -1;
+}
+
+sdk_status device_sim_kernel_sleep(sdk_stream_t stream, int64_t microseconds) {
+  if (microseconds < 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_sleep: negative duration");
+  SleepArgs a{microseconds};
+  return device_sim_launch_kernel(stream, &sleep_kernel, &a, sizeof(a));
+}
+
+sdk_status device_sim_kernel_axpb_f32(sdk_stream_t stream, float* y, const float* x, int64_t n, float a, float b) {
+  SIM_INIT();
+  if (n < 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: negative n");
+  std::string why;
+  size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  SimDevice* dy = owner_of(y);
+  SimDevice* dx = owner_of(x);
+  if (!dy || !dx) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: x and y must be device pointers");
+  if (!dy->memory().check_range(y, bytes, &why) || !dx->memory().check_range(x, bytes, &why))
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: " + why);
+  AxpbArgs args{y, x, n, a, b};
+  return device_sim_launch_kernel(stream, &axpb_kernel, &args, sizeof(args));
+}
+
+sdk_status device_sim_kernel_empty(sdk_stream_t stream) { return device_sim_launch_kernel(stream, &empty_kernel, nullptr, 0); }
+
+}  // extern "C"
