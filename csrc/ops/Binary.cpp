@@ -4,50 +4,15 @@
 #include "dispatch/Library.h"
 #include "ops/Casting.h"
 #include "ops/CpuLoops.h"
+#include "ops/ElementwiseLoops.h"
 #include "ops/Functions.h"
 #include "ops/TensorIterator.h"
 
 namespace sdk::ops {
 namespace {
 
-enum class Variant { Functional, InPlace, Out };
-
-// ---------------------------------------------------------------------------
-// Build (shared by CPU and Meta)
-// ---------------------------------------------------------------------------
-
-void build_binary(TensorIterator& iter, Variant v, const Tensor& self, const Tensor& other, const Tensor& out) {
-  switch (v) {
-    case Variant::Functional:
-      iter.add_output(Tensor());
-      break;
-    case Variant::InPlace:
-      iter.add_output(self).resize_outputs(false).output_name("self");
-      break;
-    case Variant::Out:
-      SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.defined(), iter.op_name(), ": argument 'out' must be a defined tensor");
-      iter.add_output(out);
-      break;
-  }
-  iter.add_input(self).add_input(other);
-  iter.build();
-}
-
-// PyTorch's alpha rules, checked against the computed dtype: a bool alpha
-// needs a bool result, a float alpha a floating result, and the value must
-// fit the type the kernel computes in.
-void check_alpha(const TensorIterator& iter, const Scalar& alpha) {
-  const ScalarType t = iter.common_dtype();
-  const char* op = iter.op_name();
-  SDK_CHECK_KIND(::sdk::ErrorKind::Type, !alpha.is_boolean() || t == ScalarType::Bool, op,
-                 ": Boolean alpha only supported for Boolean results.");
-  SDK_CHECK_KIND(::sdk::ErrorKind::Type, is_floating_type(t) || alpha.is_integral(/*include_bool=*/true), op,
-                 ": For integral input tensors, argument alpha must not be a floating point number.");
-  cpu::dispatch_compute_type(t, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    (void)checked_scalar_to<T>(alpha, op, "alpha", cpu::scalar_type_of<T>());
-  });
-}
+// Building (build_binary_op) and the alpha rules (check_alpha) are shared
+// with sub: see ElementwiseLoops.h. CPU and Meta both start from them.
 
 // ---------------------------------------------------------------------------
 // Element operations. Bool add is logical or, bool mul logical and (PyTorch);
@@ -197,7 +162,7 @@ template <bool kCpu>
 Tensor run_binary(const char* op, Variant v, const Tensor& self, const Tensor& other, const Tensor& out,
                   const Scalar* alpha, ElementKernel kernel) {
   TensorIterator iter(op);
-  build_binary(iter, v, self, other, out);
+  build_binary_op(iter, v, self, other, out);
   if (alpha) check_alpha(iter, *alpha);
   if constexpr (kCpu) kernel(iter, alpha ? *alpha : Scalar(1));
   if (v == Variant::Functional) return iter.take_output();

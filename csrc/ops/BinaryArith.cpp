@@ -197,20 +197,6 @@ void check_not_bool_sub(const TensorIterator& iter, const Tensor& self, const Te
                  "mask, use the `~` or `logical_not()` operator instead.");
 }
 
-// add's alpha rules (see Binary.cpp), checked against the computed dtype.
-void check_alpha(const TensorIterator& iter, const Scalar& alpha) {
-  const ScalarType t = iter.common_dtype();
-  const char* op = iter.op_name();
-  SDK_CHECK_KIND(::sdk::ErrorKind::Type, !alpha.is_boolean() || t == ScalarType::Bool, op,
-                 ": Boolean alpha only supported for Boolean results.");
-  SDK_CHECK_KIND(::sdk::ErrorKind::Type, is_floating_type(t) || alpha.is_integral(/*include_bool=*/true), op,
-                 ": For integral input tensors, argument alpha must not be a floating point number.");
-  cpu::dispatch_math_type(t, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    (void)checked_scalar_to<T>(alpha, op, "alpha", cpu::scalar_type_of<T>());
-  });
-}
-
 enum class Rounding { None, Trunc, Floor };
 
 Rounding parse_rounding_mode(const char* op, std::optional<std::string_view> mode) {

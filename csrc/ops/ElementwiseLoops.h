@@ -266,4 +266,21 @@ inline void dispatch_math_type(ScalarType t, const char* op, F&& f) {
 }
 
 }  // namespace cpu
+
+// PyTorch's alpha rules for add and sub, checked against the computed dtype:
+// a bool alpha needs a bool result, a float alpha a floating result, and the
+// value must fit the type the kernel computes in.
+inline void check_alpha(const TensorIterator& iter, const Scalar& alpha) {
+  const ScalarType t = iter.common_dtype();
+  const char* op = iter.op_name();
+  SDK_CHECK_KIND(::sdk::ErrorKind::Type, !alpha.is_boolean() || t == ScalarType::Bool, op,
+                 ": Boolean alpha only supported for Boolean results.");
+  SDK_CHECK_KIND(::sdk::ErrorKind::Type, is_floating_type(t) || alpha.is_integral(/*include_bool=*/true), op,
+                 ": For integral input tensors, argument alpha must not be a floating point number.");
+  cpu::dispatch_math_type(t, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    (void)checked_scalar_to<T>(alpha, op, "alpha", cpu::scalar_type_of<T>());
+  });
+}
+
 }  // namespace sdk::ops
