@@ -51,6 +51,7 @@ __all__ = [
     "memset_async", "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "memory_summary", "memory_snapshot", "empty_cache", "set_per_process_memory_fraction",
     "get_per_process_memory_fraction", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
+    "pinned_empty", "is_pinned", "host_memory_stats", "host_empty_cache", "copy_async", "is_in_bad_fork",
 ]
 
 
@@ -258,3 +259,47 @@ def reset_peak_memory_stats(device: DeviceLike) -> None:
 def reset_accumulated_memory_stats(device: DeviceLike) -> None:
     """Zeroes the accumulated (allocated/freed) counters and the retry/OOM counts of ``device``."""
     _rt.reset_accumulated_memory_stats(device)
+
+
+# ---- pinned host memory (Note [Pinned host allocator] in csrc/runtime/HostAllocator.h) ----
+
+def pinned_empty(shape: Any, dtype: Any = None, *, backend: str) -> Any:
+    """An uninitialised CPU tensor in pinned host memory of ``backend`` (float32 unless ``dtype``).
+
+    Pinned memory is what asynchronous copies need on the host side. Its block
+    returns to the cache when the tensor dies, and is handed out again only
+    after the stream work that used it (recorded by ``memcpy`` with a stream,
+    ``copy_async`` or ``record_stream``) has completed.
+    """
+    sizes = [int(shape)] if isinstance(shape, int) else [int(d) for d in shape]
+    return _rt.pinned_empty(sizes, dtype, backend)
+
+
+def is_pinned(obj: Any, backend: str) -> bool:
+    """True if a CPU tensor's data (or an integer address) lies in live pinned memory of ``backend``."""
+    return _rt.is_pinned(obj, backend)
+
+
+def host_memory_stats(backend: str) -> dict[str, int]:
+    """The pinned-host allocator's counters: allocated/reserved/cached/pending bytes, host allocs/frees, reuses."""
+    return dict(_rt.host_memory_stats(backend))
+
+
+def host_empty_cache(backend: str) -> None:
+    """Waits for pending uses, then returns every cached pinned block of ``backend`` to the device."""
+    _rt.host_empty_cache(backend)
+
+
+def copy_async(dst: int, src: int, nbytes: int, kind: str, s: Stream) -> None:
+    """Queues a copy on ``s`` (``kind`` 'h2d', 'd2h', 'd2d' or 'h2h'), with the pinned-memory rules.
+
+    A pageable host source of 'h2d' is staged through a pinned block (so ``src``
+    may be reused at once); 'd2h' needs a pinned destination (ValueError
+    otherwise); pinned host sides are recorded on ``s``.
+    """
+    _rt.copy_async(dst, src, nbytes, kind, s)
+
+
+def is_in_bad_fork() -> bool:
+    """True in a child forked after a device was attached (Note [Fork safety]): device use raises there."""
+    return _rt._in_bad_fork()

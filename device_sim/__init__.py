@@ -12,16 +12,27 @@ first use) and locates the library::
 Device memory cannot be touched by the host: reading or writing a device
 pointer from host code aborts the process with a message naming the address
 and its allocation.
+
+Faults (``inject("alloc_failure" | "kernel_fault" | "device_lost", device)``,
+``reset_device``), a Chrome trace of the devices' work (``start_trace``,
+``stop_trace``, ``export_chrome_trace``) and an optional timing model
+(``configure(launch_latency_us=..., copy_bandwidth_gbps=...)``) make it behave
+like a configured device; see ``include/device_sim.h``.
 """
 from __future__ import annotations
 
 import ctypes
 import os
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["configure", "library_path", "include_dir", "is_initialized", "num_devices", "memory_bytes", "lib"]
+__all__ = ["configure", "library_path", "include_dir", "is_initialized", "num_devices", "memory_bytes", "lib",
+           "inject", "reset_device", "is_device_lost", "FAULT_KINDS", "start_trace", "stop_trace",
+           "export_chrome_trace", "trace_event_count", "timing"]
 
 _SDK_SUCCESS = 0
+#: The fault kinds of :func:`inject` and their C constants (DEVICE_SIM_FAULT_*).
+FAULT_KINDS = {"alloc_failure": 1, "kernel_fault": 2, "device_lost": 3}
 
 
 def library_path() -> str:
@@ -59,17 +70,157 @@ def lib() -> ctypes.CDLL:
     cdll.device_sim_kernel_axpb_f32.restype = ctypes.c_int32
     cdll.device_sim_kernel_empty.argtypes = [ctypes.c_void_p]
     cdll.device_sim_kernel_empty.restype = ctypes.c_int32
+    cdll.device_sim_inject.argtypes = [ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p]
+    cdll.device_sim_inject.restype = ctypes.c_int32
+    cdll.device_sim_reset_device.argtypes = [ctypes.c_int32]
+    cdll.device_sim_reset_device.restype = ctypes.c_int32
+    cdll.device_sim_is_device_lost.argtypes = [ctypes.c_int32]
+    cdll.device_sim_is_device_lost.restype = ctypes.c_int32
+    cdll.device_sim_kernel_fail.argtypes = [ctypes.c_char_p]
+    cdll.device_sim_kernel_fail.restype = ctypes.c_int32
+    cdll.device_sim_start_trace.argtypes = [ctypes.c_int64]
+    cdll.device_sim_start_trace.restype = ctypes.c_int32
+    cdll.device_sim_stop_trace.restype = ctypes.c_int32
+    cdll.device_sim_trace_event_count.restype = ctypes.c_int64
+    cdll.device_sim_trace_dropped.restype = ctypes.c_int64
+    cdll.device_sim_export_chrome_trace.argtypes = [ctypes.c_char_p]
+    cdll.device_sim_export_chrome_trace.restype = ctypes.c_int32
+    cdll.device_sim_set_timing.argtypes = [ctypes.c_double, ctypes.c_double]
+    cdll.device_sim_set_timing.restype = ctypes.c_int32
+    cdll.device_sim_get_timing.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    cdll.device_sim_get_timing.restype = None
+    cdll.device_sim_launch_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    cdll.device_sim_launch_kernel.restype = ctypes.c_int32
+    cdll.device_sim_launch_kernel_named.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    cdll.device_sim_launch_kernel_named.restype = ctypes.c_int32
     return cdll
 
 
-def configure(num_devices: int | None = None, memory_bytes: int | None = None) -> None:
-    """Sets the device count (1..64) and the memory capacity per device.
+def _last_error() -> str:
+    """The simulator's detailed message for the calling thread's last failing call."""
+    f = lib().sdk_device_api_entry
+    f.restype = ctypes.c_void_p
+    # get_last_error_message is the last slot of version 1 (offset 16 + 26 pointers).
+    slot = ctypes.c_void_p.from_address(f() + 16 + 26 * ctypes.sizeof(ctypes.c_void_p)).value
+    return (ctypes.CFUNCTYPE(ctypes.c_char_p)(slot)() or b"").decode(errors="replace")
 
-    Must run before the simulator's first use (attaching it starts it);
-    afterwards only the current values are accepted. Defaults: 2 devices of
-    1 GiB, or the environment variables ``DEVICE_SIM_NUM_DEVICES`` and
-    ``DEVICE_SIM_MEMORY_BYTES``.
+
+def _check_device(what: str, device: int) -> int:
+    d = int(device)
+    n = num_devices_()
+    if not 0 <= d < n:
+        raise IndexError(f"device_sim.{what}: device index {device} is out of range (device_sim has {n} devices)")
+    return d
+
+
+def _stream_handle(stream: Any) -> int | None:
+    if stream is None:
+        return None
+    handle = getattr(stream, "native_handle", stream)
+    if not isinstance(handle, int):
+        raise TypeError(f"device_sim.inject: stream must be a backend_sdk Stream or a native handle, got "
+                        f"{type(stream).__name__}")
+    return handle
+
+
+def inject(kind: str, device: int = 0, *, stream: Any = None, count: int = 1, message: str | None = None) -> None:
+    """Injects a fault on simulated ``device``.
+
+    * ``"alloc_failure"``: the next ``count`` device allocations fail (the SDK's
+      caching allocator frees its cache, retries, then raises
+      ``backend_sdk.OutOfMemoryError``).
+    * ``"kernel_fault"``: the next ``count`` kernels launched on ``stream`` (a
+      ``backend_sdk`` Stream or native handle; None: any stream of the device)
+      fault when they run. The fault surfaces as ``backend_sdk.AcceleratorError``
+      at the next synchronising call on the device ("kernel fault in 'axpb_f32'
+      on stream 0x.. of device 0"); after that the device works again.
+    * ``"device_lost"``: every call on the device fails with
+      ``AcceleratorError`` ("device 0 was lost") until :func:`reset_device`.
+
+    The simulator starts if it has not yet.
     """
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"device_sim.inject: unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
+    if int(count) < 0:
+        raise ValueError(f"device_sim.inject: count must be non-negative, got {count}")
+    d = _check_device("inject", device)
+    msg = None if message is None else str(message).encode()
+    status = lib().device_sim_inject(FAULT_KINDS[kind], d, _stream_handle(stream), int(count), msg)
+    if status != _SDK_SUCCESS:
+        raise ValueError(f"device_sim.inject({kind!r}, {device}): {_last_error()}")
+
+
+def reset_device(device: int) -> None:
+    """Resets simulated ``device``: waits for its queued work, then clears loss, pending faults and injections."""
+    d = _check_device("reset_device", device)
+    status = lib().device_sim_reset_device(d)
+    if status != _SDK_SUCCESS:
+        raise RuntimeError(f"device_sim.reset_device({device}): {_last_error()}")
+
+
+def is_device_lost(device: int) -> bool:
+    """True while ``device`` is lost (after ``inject("device_lost", device)``, until reset_device)."""
+    return bool(lib().device_sim_is_device_lost(int(device)))
+
+
+def start_trace(capacity: int = 1 << 20) -> None:
+    """Starts recording every launch, copy, memset and event record (clears earlier records).
+
+    At most ``capacity`` records are kept; older ones are overwritten.
+    """
+    if int(capacity) <= 0:
+        raise ValueError(f"device_sim.start_trace: capacity must be positive, got {capacity}")
+    lib().device_sim_start_trace(int(capacity))
+
+
+def stop_trace() -> None:
+    """Stops recording (the records stay until the next start_trace)."""
+    lib().device_sim_stop_trace()
+
+
+def trace_event_count() -> int:
+    """Number of records currently held."""
+    return int(lib().device_sim_trace_event_count())
+
+
+def export_chrome_trace(path: str | os.PathLike[str]) -> None:
+    """Writes the records as Chrome trace JSON (chrome://tracing, Perfetto): pid = device, tid = stream."""
+    status = lib().device_sim_export_chrome_trace(os.fsencode(path))
+    if status != _SDK_SUCCESS:
+        raise OSError(_last_error())
+
+
+def timing() -> dict[str, float]:
+    """The timing model: ``launch_latency_us`` and ``copy_bandwidth_gbps`` (0: off)."""
+    lat, bw = ctypes.c_double(), ctypes.c_double()
+    lib().device_sim_get_timing(ctypes.byref(lat), ctypes.byref(bw))
+    return {"launch_latency_us": lat.value, "copy_bandwidth_gbps": bw.value}
+
+
+def configure(num_devices: int | None = None, memory_bytes: int | None = None, *,
+              launch_latency_us: float | None = None, copy_bandwidth_gbps: float | None = None) -> None:
+    """Sets the device count (1..64), the memory capacity per device and the timing model.
+
+    ``num_devices`` and ``memory_bytes`` must be set before the simulator's
+    first use (attaching it starts it); afterwards only the current values are
+    accepted. Defaults: 2 devices of 1 GiB, or the environment variables
+    ``DEVICE_SIM_NUM_DEVICES`` and ``DEVICE_SIM_MEMORY_BYTES``.
+
+    The timing model can change at any time: a kernel then takes at least
+    ``launch_latency_us`` microseconds and a copy or memset of n bytes at least
+    n / ``copy_bandwidth_gbps`` nanoseconds (0 turns a part off; defaults from
+    ``DEVICE_SIM_LAUNCH_LATENCY_US`` and ``DEVICE_SIM_COPY_BANDWIDTH_GBPS``).
+    Events' ``elapsed_time`` reflects it.
+    """
+    for name, value in (("launch_latency_us", launch_latency_us), ("copy_bandwidth_gbps", copy_bandwidth_gbps)):
+        if value is not None and not float(value) >= 0.0:
+            raise ValueError(f"device_sim.configure: {name} must be >= 0, got {value}")
+    if launch_latency_us is not None or copy_bandwidth_gbps is not None:
+        lib().device_sim_set_timing(-1.0 if launch_latency_us is None else float(launch_latency_us),
+                                    -1.0 if copy_bandwidth_gbps is None else float(copy_bandwidth_gbps))
+        if num_devices is None and memory_bytes is None:
+            return
     n = -1 if num_devices is None else int(num_devices)
     m = -1 if memory_bytes is None else int(memory_bytes)
     if num_devices is not None and not 1 <= n <= 64:

@@ -18,6 +18,7 @@
 #include "runtime/DeviceGuard.h"
 #include "runtime/DeviceRegistry.h"
 #include "runtime/Event.h"
+#include "runtime/HostAllocator.h"
 #include "runtime/Stream.h"
 #include "tensor/Tensor.h"
 #include "tensor/TensorImpl.h"
@@ -240,6 +241,10 @@ void init_runtime(py::module_& parent) {
       });
   m.def("record_stream", [](const Tensor& t, const Stream& s) {
     const DataPtr& p = t.impl()->storage()->data_ptr();
+    if (p.device().type == DeviceType::CPU && runtime::host_allocator(s.device().type)->owns(p)) {
+      runtime::host_allocator(s.device().type)->record_stream(p.get(), s);  // pinned host memory
+      return;
+    }
     SDK_CHECK_VALUE(p.device().type == s.device().type, "record_stream: the tensor is on ", t.impl()->device(),
                     " but the stream is ", s);
     runtime::caching_allocator(s.device().type)->record_stream(p, s);
@@ -256,11 +261,66 @@ void init_runtime(py::module_& parent) {
       runtime::check_status(t, api.memcpy_async(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k,
                                                 stream->native()),
                             "memcpy_async (" + kind + ")");
+      // Note [Pinned host allocator]: a pinned host side is not reused before the copy ran.
+      if (n > 0 && (k == SDK_MEMCPY_HOST_TO_DEVICE || k == SDK_MEMCPY_HOST_TO_HOST))
+        runtime::host_allocator(t)->record_stream(reinterpret_cast<const void*>(src), *stream);
+      if (n > 0 && (k == SDK_MEMCPY_DEVICE_TO_HOST || k == SDK_MEMCPY_HOST_TO_HOST))
+        runtime::host_allocator(t)->record_stream(reinterpret_cast<const void*>(dst), *stream);
     } else {
       runtime::check_status(t, api.memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k),
                             "memcpy (" + kind + ")");
     }
   }, py::arg("backend"), py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("kind"), py::arg("stream") = py::none());
+  m.def("copy_async", [](uintptr_t dst, uintptr_t src, int64_t nbytes, const std::string& kind, const Stream& s) {
+    size_t n = checked_size(nbytes, "copy_async");
+    sdk_memcpy_kind k = parse_kind(kind);
+    py::gil_scoped_release nogil;
+    runtime::copy_async(s, reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k);
+  });
+  m.def("pinned_empty", [](std::vector<int64_t> sizes, py::handle dtype, const std::string& backend) {
+    DeviceType t = parse_backend(backend);
+    ScalarType st = ScalarType::Float32;
+    if (!dtype.is_none()) SDK_CHECK_TYPE(parse_dtype(dtype.ptr(), &st), "pinned_empty: expected a dtype, got ",
+                                         Py_TYPE(dtype.ptr())->tp_name);
+    int64_t numel = 1;
+    for (int64_t d : sizes) {
+      SDK_CHECK_VALUE(d >= 0, "pinned_empty: negative dimension ", d);
+      numel *= d;
+    }
+    size_t nbytes = static_cast<size_t>(numel) * element_size(st);
+    Storage storage;
+    {
+      py::gil_scoped_release nogil;  // a retry may wait for the device
+      storage = make_intrusive<StorageImpl>(nbytes, runtime::host_allocator(t));
+    }
+    Device cpu(DeviceType::CPU, -1);
+    auto impl = make_intrusive<TensorImpl>(std::move(storage), st, cpu, default_tensor_key_set(DeviceType::CPU));
+    impl->set_sizes_contiguous(IntArrayRef(sizes));
+    return Tensor(std::move(impl));
+  }, py::arg("sizes"), py::arg("dtype"), py::arg("backend"));
+  m.def("is_pinned", [](py::handle obj, const std::string& backend) {
+    DeviceType t = parse_backend(backend);
+    const void* p = nullptr;
+    if (py::isinstance<py::int_>(obj)) {
+      p = reinterpret_cast<const void*>(obj.cast<uintptr_t>());
+    } else {
+      SDK_CHECK_TYPE(is_tensor(obj.ptr()), "is_pinned: expected a Tensor or an address, got ",
+                     Py_TYPE(obj.ptr())->tp_name);
+      Tensor tensor = unpack_tensor(obj.ptr());
+      if (tensor.impl()->device().type != DeviceType::CPU) return false;
+      p = tensor.impl()->storage()->data();
+    }
+    return runtime::host_allocator(t)->is_pinned(p);
+  });
+  m.def("host_memory_stats", [](const std::string& backend) {
+    return runtime::host_allocator(parse_backend(backend))->stats();
+  });
+  m.def("host_empty_cache", [](const std::string& backend) {
+    auto* a = runtime::host_allocator(parse_backend(backend));
+    py::gil_scoped_release nogil;
+    a->empty_cache();
+  });
+  m.def("_in_bad_fork", &runtime::in_bad_fork);
   m.def("memset_async", [](uintptr_t dst, int value, int64_t nbytes, const Stream& s) {
     size_t n = checked_size(nbytes, "memset_async");
     DeviceType t = s.device().type;

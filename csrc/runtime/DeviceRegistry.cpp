@@ -1,6 +1,7 @@
 #include "runtime/DeviceRegistry.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <memory>
@@ -36,6 +37,15 @@ std::atomic<AttachedDevice*> g_devices[kNumDeviceTypes];
 
 AttachedDevice* attached(DeviceType type) {
   return g_devices[static_cast<int>(type)].load(std::memory_order_acquire);
+}
+
+// Note [Fork safety].
+std::atomic<bool> g_bad_fork{false};
+
+void on_fork_child() {
+  for (auto& slot : g_devices) {
+    if (slot.load(std::memory_order_relaxed) != nullptr) g_bad_fork.store(true, std::memory_order_relaxed);
+  }
 }
 
 // The required slots of version 1, by name, for the missing-slot message.
@@ -123,6 +133,11 @@ void attach_device(DeviceType type, const sdk_device_api* api, const std::string
     props.stream_priority_greatest = p.stream_priority_greatest;
     dev->props.push_back(std::move(props));
   }
+  static bool atfork_registered = [] {
+    pthread_atfork(nullptr, nullptr, &on_fork_child);
+    return true;
+  }();
+  (void)atfork_registered;
   g_devices[static_cast<int>(type)].store(dev.release(), std::memory_order_release);  // immortal
   set_allocator(type, caching_allocator(type));
 }
@@ -146,7 +161,20 @@ void load_device_library(DeviceType type, const std::string& path) {
 
 bool has_device(DeviceType type) { return attached(type) != nullptr; }
 
+bool in_bad_fork() { return g_bad_fork.load(std::memory_order_relaxed); }
+
+void throw_bad_fork(DeviceType type) {
+  AttachedDevice* d = attached(type);
+  std::string name = device_type_name(type);
+  SDK_THROW(Runtime, "Cannot re-initialize ", name, " in forked subprocess: the device backend '", name, "' (",
+            d ? d->source : std::string("unknown"),
+            ") was initialised in the parent process, and its streams, events, memory and worker threads do not "
+            "carry over to a process created by fork(). To use '",
+            name, "' with multiprocessing, use the 'spawn' start method (multiprocessing.set_start_method('spawn')).");
+}
+
 const sdk_device_api& device_api(DeviceType type) {
+  if (SDK_UNLIKELY(g_bad_fork.load(std::memory_order_relaxed))) throw_bad_fork(type);
   AttachedDevice* d = attached(type);
   SDK_CHECK(d != nullptr, "No device is attached to backend '", device_type_name(type),
             "'. Attach one first (backend_sdk._runtime.attach_device_library, or "
@@ -179,7 +207,9 @@ const DeviceProperties& device_properties(DeviceType type, int index) {
 }
 
 std::string status_message(DeviceType type, sdk_status status) {
-  const sdk_device_api& api = device_api(type);
+  AttachedDevice* dev = attached(type);
+  if (dev == nullptr) return "status " + std::to_string(status) + " (no device attached)";
+  const sdk_device_api& api = *dev->api;
   const char* base = api.get_error_string(status);
   std::string msg = base ? base : "unknown error";
   if (api.get_last_error_message) {

@@ -63,4 +63,20 @@ inline void check_status(DeviceType type, sdk_status status, const std::string& 
 // The error text for a status: the device's string plus its detailed message.
 SDK_API std::string status_message(DeviceType type, sdk_status status);
 
+// Note [Fork safety]
+// ~~~~~~~~~~~~~~~~~~
+// A device's state (its streams, events, worker threads, and on device_sim
+// memory shared with the parent through a MAP_SHARED memfd) does not survive
+// fork(). A pthread_atfork child handler, registered when the first device is
+// attached, marks a child forked after a device was attached as a "bad fork"
+// (PyTorch's _is_in_bad_fork): from then on every use of an attached device
+// (device_api(), allocation, stream/event calls) raises RuntimeError
+// ("Cannot re-initialize <backend> in forked subprocess ..."), while memory
+// and events inherited from the parent are leaked rather than freed (freeing
+// them would touch the parent's device). Metadata (device_count, properties,
+// statistics) keeps working.
+SDK_API bool in_bad_fork();
+// Throws the RuntimeError of Note [Fork safety] for `type`.
+[[noreturn]] SDK_API void throw_bad_fork(DeviceType type);
+
 }  // namespace sdk::runtime

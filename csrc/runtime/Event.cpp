@@ -33,6 +33,10 @@ Event& Event::operator=(Event&& o) noexcept {
 
 void Event::release() noexcept {
   if (native_ == nullptr) return;
+  if (in_bad_fork()) {  // Note [Fork safety]: the parent's event; leak it
+    native_ = nullptr;
+    return;
+  }
   sdk_status s = device_api(device_.type).event_destroy(native_);
   if (s != SDK_SUCCESS) {
     std::fprintf(stderr, "backend_sdk: destroying an event of %s failed: %s\n", device_.str().c_str(),

@@ -1,5 +1,7 @@
 // The device runtime contract implemented by the simulator, plus its own C API
 // (include/device_sim.h).
+#include <dlfcn.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -7,9 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <thread>
 #include <vector>
 
@@ -17,6 +21,13 @@
 #include "device_sim.h"
 
 namespace device_sim {
+// Trace.cpp
+void trace_start(size_t capacity);
+void trace_stop();
+int64_t trace_dropped();
+int64_t trace_count();
+bool trace_export(const char* path, std::string* why);
+
 namespace {
 
 constexpr int kMaxDevices = 64;
@@ -43,6 +54,11 @@ int g_num_devices = 0;
 std::mutex g_host_mutex;
 std::set<void*>* g_host_blocks = new std::set<void*>();  // live pinned blocks
 
+// Note [device_sim and fork]: set in a child forked after the simulator
+// started; its worker threads do not exist there and its memory is shared
+// with the parent (MAP_SHARED memfd), so every call is refused.
+std::atomic<bool> g_forked_child{false};
+
 thread_local int t_current_device = 0;
 thread_local std::string t_last_error;
 
@@ -51,7 +67,24 @@ sdk_status fail(sdk_status s, std::string msg) {
   return s;
 }
 
+// DEVICE_SIM_LAUNCH_LATENCY_US and DEVICE_SIM_COPY_BANDWIDTH_GBPS (GB/s = bytes per ns).
+void read_timing_env() {
+  static bool done = [] {
+    if (const char* l = std::getenv("DEVICE_SIM_LAUNCH_LATENCY_US")) {
+      double v = std::atof(l);
+      if (v > 0) g_timing.launch_latency_ns.store(static_cast<int64_t>(v * 1000.0));
+    }
+    if (const char* b = std::getenv("DEVICE_SIM_COPY_BANDWIDTH_GBPS")) {
+      double v = std::atof(b);
+      if (v > 0) g_timing.copy_ns_per_byte.store(1.0 / v);
+    }
+    return true;
+  }();
+  (void)done;
+}
+
 void read_env_locked() {
+  read_timing_env();
   if (g_configured_env) return;
   g_configured_env = true;
   if (const char* n = std::getenv("DEVICE_SIM_NUM_DEVICES")) {
@@ -64,14 +97,30 @@ void read_env_locked() {
   }
 }
 
+void on_fork_child() {
+  if (g_initialized.load(std::memory_order_relaxed)) g_forked_child.store(true, std::memory_order_relaxed);
+}
+
+bool refuse_forked_child() {
+  t_last_error =
+      "device_sim was started in the parent process before fork(); its worker threads do not exist in this child "
+      "process and its device memory is shared with the parent. Use the simulator only in the parent, or start "
+      "child processes with the 'spawn' start method";
+  return false;
+}
+
 // Starts the simulator on first use; false (and the reason in t_last_error) if it cannot.
 bool ensure_initialized() {
-  if (__builtin_expect(g_initialized.load(std::memory_order_acquire), 1)) return true;
+  if (__builtin_expect(g_initialized.load(std::memory_order_acquire), 1)) {
+    if (__builtin_expect(g_forked_child.load(std::memory_order_relaxed), 0)) return refuse_forked_child();
+    return true;
+  }
   std::call_once(g_init_once, [] {
     std::lock_guard<std::mutex> lock(g_config_mutex);
     read_env_locked();
     size_t capacity = (static_cast<size_t>(g_config.memory_bytes) + 65535) / 65536 * 65536;
     try {
+      pthread_atfork(nullptr, nullptr, &on_fork_child);
       install_fault_handler();
       for (int i = 0; i < g_config.num_devices; ++i) {
         g_devices[i] = new SimDevice(i, capacity, kWorkersPerDevice);
@@ -124,6 +173,63 @@ sdk_status bad_stream(const char* what) {
 }
 sdk_status bad_event(const char* what) {
   return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": invalid or destroyed event handle");
+}
+
+// Note [Simulated faults] (SimDevice.h).
+sdk_status lost_error(const SimDevice* d, const char* what) {
+  return fail(SDK_ERROR_DEVICE_LOST, std::string(what) + ": device " + std::to_string(d->index()) +
+                                         " was lost (device_sim.inject('device_lost')); every call on it fails until "
+                                         "device_sim.reset_device(" +
+                                         std::to_string(d->index()) + ")");
+}
+
+#define SIM_CHECK_LOST(dev, what)                                       \
+  do {                                                                   \
+    if (__builtin_expect((dev)->lost(), 0)) return lost_error((dev), (what)); \
+  } while (0)
+
+// Returns (and clears) the device's pending asynchronous error, or SDK_SUCCESS.
+sdk_status report_async_error(SimDevice* d) {
+  if (__builtin_expect(!d->has_async_error(), 1)) return SDK_SUCCESS;
+  sdk_status status;
+  std::string message;
+  if (!d->take_async_error(&status, &message)) return SDK_SUCCESS;
+  return fail(status, std::move(message));
+}
+
+// Interned kernel names (immortal: trace records and messages point at them).
+const char* intern_name(const char* name) {
+  static std::mutex m;
+  static auto* names = new std::unordered_set<std::string>();
+  std::string n(name ? name : "<kernel>");
+  if (n.size() > 200) n.resize(200);
+  std::lock_guard<std::mutex> lock(m);
+  return names->insert(std::move(n)).first->c_str();
+}
+
+// The name of an unnamed kernel: its symbol if exported, else its address.
+const char* kernel_name_of(device_sim_kernel_fn fn) {
+  static std::mutex m;
+  static auto* cache = new std::map<void*, const char*>();
+  void* key = reinterpret_cast<void*>(fn);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  Dl_info info;
+  std::string name;
+  if (dladdr(key, &info) != 0 && info.dli_sname != nullptr && info.dli_saddr == key) {
+    name = info.dli_sname;
+  } else {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "kernel@%p", key);
+    name = buf;
+  }
+  const char* interned = intern_name(name.c_str());
+  std::lock_guard<std::mutex> lock(m);
+  (*cache)[key] = interned;
+  return interned;
 }
 
 const char* kind_name(sdk_memcpy_kind k) {
@@ -234,6 +340,7 @@ sdk_status sim_mem_get_info(int32_t device, size_t* free_bytes, size_t* total) {
   SIM_INIT();
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
+  SIM_CHECK_LOST(d, "mem_get_info");
   *free_bytes = d->memory().free_bytes();
   *total = d->memory().capacity();
   return SDK_SUCCESS;
@@ -244,6 +351,12 @@ sdk_status sim_malloc(int32_t device, void** ptr, size_t nbytes) {
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (ptr == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "malloc: ptr is NULL");
+  SIM_CHECK_LOST(d, "malloc");
+  if (nbytes > 0 && d->consume_alloc_failure()) {
+    return fail(SDK_ERROR_OUT_OF_MEMORY, "malloc of " + std::to_string(nbytes) + " bytes on device " +
+                                             std::to_string(device) +
+                                             " failed: injected allocation failure (device_sim.inject('alloc_failure'))");
+  }
   std::string why;
   if (!d->memory().allocate(nbytes, ptr, &why)) return fail(SDK_ERROR_OUT_OF_MEMORY, why);
   return SDK_SUCCESS;
@@ -294,9 +407,22 @@ sdk_status sim_memcpy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind
   SimDevice *ddev = nullptr, *sdev = nullptr;
   sdk_status s = prepare_copy(dst, src, nbytes, kind, &adst, &asrc, &ddev, &sdev);
   if (s != SDK_SUCCESS) return s;
+  if (ddev) SIM_CHECK_LOST(ddev, "memcpy");
+  if (sdev) SIM_CHECK_LOST(sdev, "memcpy");
   if (ddev) ddev->synchronize();
   if (sdev && sdev != ddev) sdev->synchronize();
+  // Note [Simulated faults]: a synchronous copy reports pending faults and then does not copy.
+  if (ddev && (s = report_async_error(ddev)) != SDK_SUCCESS) return s;
+  if (sdev && sdev != ddev && (s = report_async_error(sdev)) != SDK_SUCCESS) return s;
+  int64_t start = now_ns();
   std::memmove(adst, asrc, nbytes);
+  if (ddev || sdev) {
+    double per_byte = g_timing.copy_ns_per_byte.load(std::memory_order_relaxed);
+    if (per_byte > 0) pad_until(start, static_cast<int64_t>(per_byte * static_cast<double>(nbytes)));
+    if (g_trace_on.load(std::memory_order_relaxed)) {
+      trace_add(copy_kind_name(kind), "memcpy", (sdev ? sdev : ddev)->index(), 0, nullptr, start, now_ns(), nbytes);
+    }
+  }
   return SDK_SUCCESS;
 }
 
@@ -309,10 +435,14 @@ sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcp
   SimDevice *ddev = nullptr, *sdev = nullptr;
   sdk_status s = prepare_copy(dst, src, nbytes, kind, &adst, &asrc, &ddev, &sdev);
   if (s != SDK_SUCCESS) return s;
+  SIM_CHECK_LOST(g_devices[st->device], "memcpy_async");
+  if (ddev) SIM_CHECK_LOST(ddev, "memcpy_async");
+  if (sdev) SIM_CHECK_LOST(sdev, "memcpy_async");
   Op op{Op::Copy};
   op.dst = adst;
   op.src = asrc;
   op.n = nbytes;
+  op.copy_kind = kind;
   g_devices[st->device]->enqueue(st, std::move(op));
   return SDK_SUCCESS;
 }
@@ -325,6 +455,8 @@ sdk_status sim_memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_
   if (!d) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + hex(dst) + " is not a device pointer");
   std::string why;
   if (!d->memory().check_range(dst, nbytes, &why)) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + why);
+  SIM_CHECK_LOST(d, "memset_async");
+  SIM_CHECK_LOST(g_devices[st->device], "memset_async");
   Op op{Op::Memset};
   op.dst = d->memory().alias(dst);
   op.n = nbytes;
@@ -338,6 +470,7 @@ sdk_status sim_stream_create(int32_t device, int32_t priority, sdk_stream_t* str
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (stream == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "stream_create: stream is NULL");
+  SIM_CHECK_LOST(d, "stream_create");
   if (priority > kPriorityLeast) priority = kPriorityLeast;
   if (priority < kPriorityGreatest) priority = kPriorityGreatest;
   *stream = reinterpret_cast<sdk_stream_t>(d->create_stream(priority));
@@ -356,6 +489,7 @@ sdk_status sim_stream_query(sdk_stream_t stream) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("stream_query");
+  SIM_CHECK_LOST(g_devices[s->device], "stream_query");
   return g_devices[s->device]->stream_idle(s) ? SDK_SUCCESS : SDK_ERROR_NOT_READY;
 }
 
@@ -363,8 +497,11 @@ sdk_status sim_stream_synchronize(sdk_stream_t stream) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("stream_synchronize");
-  g_devices[s->device]->synchronize_stream(s);
-  return SDK_SUCCESS;
+  SimDevice* d = g_devices[s->device];
+  SIM_CHECK_LOST(d, "stream_synchronize");
+  d->synchronize_stream(s);
+  if (d->lost()) return lost_error(d, "stream_synchronize");
+  return report_async_error(d);
 }
 
 sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
@@ -373,6 +510,7 @@ sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
   if (!s) return bad_stream("stream_wait_event");
   SimEvent* e = as_event(event);
   if (!e) return bad_event("stream_wait_event");
+  SIM_CHECK_LOST(g_devices[s->device], "stream_wait_event");
   uint64_t gen = e->recorded.load(std::memory_order_acquire);
   if (gen == 0) return SDK_SUCCESS;  // never recorded: nothing to wait for
   event_ref(e);
@@ -387,6 +525,7 @@ sdk_status sim_event_create(int32_t device, uint32_t flags, sdk_event_t* event) 
   SIM_INIT();
   if (!device_or_null(device)) return bad_device(device);
   if (event == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_create: event is NULL");
+  SIM_CHECK_LOST(g_devices[device], "event_create");
   if (flags & ~(SDK_EVENT_TIMING | SDK_EVENT_BLOCKING))
     return fail(SDK_ERROR_INVALID_VALUE, "event_create: unknown flags " + std::to_string(flags));
   *event = reinterpret_cast<sdk_event_t>(new SimEvent(device, flags));
@@ -412,6 +551,7 @@ sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
     return fail(SDK_ERROR_INVALID_VALUE, "event_record: the event belongs to device " + std::to_string(e->device) +
                                              " but the stream to device " + std::to_string(s->device));
   }
+  SIM_CHECK_LOST(g_devices[s->device], "event_record");
   event_ref(e);
   Op op{Op::Record};
   op.event = e;
@@ -426,6 +566,7 @@ sdk_status sim_event_query(sdk_event_t event) {
   SIM_INIT();
   SimEvent* e = as_event(event);
   if (!e) return bad_event("event_query");
+  SIM_CHECK_LOST(g_devices[e->device], "event_query");
   return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire)
              ? SDK_SUCCESS
              : SDK_ERROR_NOT_READY;
@@ -435,10 +576,12 @@ sdk_status sim_event_synchronize(sdk_event_t event) {
   SIM_INIT();
   SimEvent* e = as_event(event);
   if (!e) return bad_event("event_synchronize");
+  SimDevice* d = g_devices[e->device];
+  SIM_CHECK_LOST(d, "event_synchronize");
   uint64_t gen = e->recorded.load(std::memory_order_acquire);
-  if (gen == 0) return SDK_SUCCESS;
-  g_devices[e->device]->wait_event(e, gen, (e->flags & SDK_EVENT_BLOCKING) != 0);
-  return SDK_SUCCESS;
+  if (gen != 0) d->wait_event(e, gen, (e->flags & SDK_EVENT_BLOCKING) != 0);
+  if (d->lost()) return lost_error(d, "event_synchronize");
+  return report_async_error(d);
 }
 
 sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end) {
@@ -447,6 +590,7 @@ sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end)
   SimEvent* b = as_event(end);
   if (!a || !b) return bad_event("event_elapsed_time");
   if (ms == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: ms is NULL");
+  SIM_CHECK_LOST(g_devices[a->device], "event_elapsed_time");
   if (!(a->flags & SDK_EVENT_TIMING) || !(b->flags & SDK_EVENT_TIMING))
     return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events need SDK_EVENT_TIMING");
   if (a->recorded.load() == 0 || b->recorded.load() == 0)
@@ -462,6 +606,7 @@ sdk_status sim_launch_host_func(sdk_stream_t stream, sdk_host_fn fn, void* user_
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("launch_host_func");
   if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "launch_host_func: fn is NULL");
+  SIM_CHECK_LOST(g_devices[s->device], "launch_host_func");
   Op op{Op::HostFn};
   op.fn = fn;
   op.user = user_data;
@@ -473,8 +618,10 @@ sdk_status sim_device_synchronize(int32_t device) {
   SIM_INIT();
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
+  SIM_CHECK_LOST(d, "device_synchronize");
   d->synchronize();
-  return SDK_SUCCESS;
+  if (d->lost()) return lost_error(d, "device_synchronize");
+  return report_async_error(d);
 }
 
 const char* sim_get_error_string(sdk_status s) {
@@ -606,18 +753,25 @@ int64_t device_sim_memory_bytes(void) {
   return g_config.memory_bytes;
 }
 
-sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_sim_kernel_fn fn, const void* args, size_t args_size) {
+sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                          const void* args, size_t args_size) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("device_sim_launch_kernel");
   if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: fn is NULL");
   if (args_size > kMaxKernelArgs || (args_size > 0 && args == nullptr))
     return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: args must be at most 4096 bytes and not NULL");
+  SIM_CHECK_LOST(g_devices[s->device], "device_sim_launch_kernel");
   Op op{Op::Kernel};
   op.kernel = fn;
+  op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
   if (args_size) op.args.assign(static_cast<const unsigned char*>(args), static_cast<const unsigned char*>(args) + args_size);
   g_devices[s->device]->enqueue(s, std::move(op));
   return SDK_SUCCESS;
+}
+
+sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_sim_kernel_fn fn, const void* args, size_t args_size) {
+  return device_sim_launch_kernel_named(stream, nullptr, fn, args, args_size);
 }
 
 void* device_sim_translate(const void* device_ptr) {
@@ -633,7 +787,7 @@ int32_t device_sim_device_of(const void* device_ptr) {
 sdk_status device_sim_kernel_sleep(sdk_stream_t stream, int64_t microseconds) {
   if (microseconds < 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_sleep: negative duration");
   SleepArgs a{microseconds};
-  return device_sim_launch_kernel(stream, &sleep_kernel, &a, sizeof(a));
+  return device_sim_launch_kernel_named(stream, "sleep", &sleep_kernel, &a, sizeof(a));
 }
 
 sdk_status device_sim_kernel_axpb_f32(sdk_stream_t stream, float* y, const float* x, int64_t n, float a, float b) {
@@ -647,9 +801,114 @@ sdk_status device_sim_kernel_axpb_f32(sdk_stream_t stream, float* y, const float
   if (!dy->memory().check_range(y, bytes, &why) || !dx->memory().check_range(x, bytes, &why))
     return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: " + why);
   AxpbArgs args{y, x, n, a, b};
-  return device_sim_launch_kernel(stream, &axpb_kernel, &args, sizeof(args));
+  return device_sim_launch_kernel_named(stream, "axpb_f32", &axpb_kernel, &args, sizeof(args));
 }
 
-sdk_status device_sim_kernel_empty(sdk_stream_t stream) { return device_sim_launch_kernel(stream, &empty_kernel, nullptr, 0); }
+sdk_status device_sim_kernel_empty(sdk_stream_t stream) {
+  return device_sim_launch_kernel_named(stream, "empty", &empty_kernel, nullptr, 0);
+}
+
+// ---- faults (Note [Simulated faults]) ----
+
+sdk_status device_sim_inject(int32_t kind, int32_t device, sdk_stream_t stream, int64_t count, const char* message) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  SimStream* s = nullptr;
+  if (stream != nullptr) {
+    s = as_stream(stream);
+    if (!s) return bad_stream("device_sim_inject");
+    if (s->device != device) {
+      return fail(SDK_ERROR_INVALID_VALUE, "device_sim_inject: the stream belongs to device " +
+                                               std::to_string(s->device) + ", not device " + std::to_string(device));
+    }
+  }
+  if (count < 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_inject: count must be non-negative");
+  switch (kind) {
+    case DEVICE_SIM_FAULT_ALLOC_FAILURE:
+      d->inject_alloc_failures(count);
+      return SDK_SUCCESS;
+    case DEVICE_SIM_FAULT_KERNEL_FAULT:
+      d->inject_kernel_faults(s, count, message ? message : "");
+      return SDK_SUCCESS;
+    case DEVICE_SIM_FAULT_DEVICE_LOST:
+      d->set_lost();
+      return SDK_SUCCESS;
+    default:
+      return fail(SDK_ERROR_INVALID_VALUE, "device_sim_inject: unknown fault kind " + std::to_string(kind));
+  }
+}
+
+sdk_status device_sim_reset_device(int32_t device) {
+  SIM_INIT();
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  d->reset();
+  return SDK_SUCCESS;
+}
+
+int32_t device_sim_is_device_lost(int32_t device) {
+  if (!g_initialized.load(std::memory_order_acquire)) return 0;
+  SimDevice* d = device_or_null(device);
+  return d != nullptr && d->lost() ? 1 : 0;
+}
+
+sdk_status device_sim_kernel_fail(const char* message) {
+  KernelContext& k = t_kernel;
+  if (k.device == nullptr) {
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_fail: not called from inside a running kernel");
+  }
+  std::string msg = kernel_fault_prefix(k.name, k.stream, k.device->index());
+  if (message != nullptr && *message) msg += std::string(": ") + message;
+  k.device->record_async_error(SDK_ERROR_KERNEL_FAULT, std::move(msg));
+  return SDK_SUCCESS;
+}
+
+// ---- trace (Note [Simulated trace], Trace.cpp) ----
+
+sdk_status device_sim_start_trace(int64_t capacity) {
+  if (capacity <= 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_start_trace: capacity must be positive");
+  trace_start(static_cast<size_t>(capacity));
+  return SDK_SUCCESS;
+}
+
+sdk_status device_sim_stop_trace(void) {
+  trace_stop();
+  return SDK_SUCCESS;
+}
+
+int64_t device_sim_trace_event_count(void) { return trace_count(); }
+int64_t device_sim_trace_dropped(void) { return trace_dropped(); }
+
+sdk_status device_sim_export_chrome_trace(const char* path) {
+  if (path == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_export_chrome_trace: path is NULL");
+  std::string why;
+  if (!trace_export(path, &why)) return fail(SDK_ERROR_INVALID_VALUE, why);
+  return SDK_SUCCESS;
+}
+
+// ---- timing model (Note [Simulated timing], SimDevice.cpp) ----
+
+sdk_status device_sim_set_timing(double launch_latency_us, double copy_bandwidth_gbps) {
+  read_timing_env();  // explicit settings win over the environment
+  if (launch_latency_us != launch_latency_us || copy_bandwidth_gbps != copy_bandwidth_gbps)
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_set_timing: NaN is not a valid setting");
+  if (launch_latency_us >= 0.0)
+    g_timing.launch_latency_ns.store(static_cast<int64_t>(launch_latency_us * 1000.0), std::memory_order_relaxed);
+  if (copy_bandwidth_gbps >= 0.0)
+    g_timing.copy_ns_per_byte.store(copy_bandwidth_gbps > 0.0 ? 1.0 / copy_bandwidth_gbps : 0.0,
+                                    std::memory_order_relaxed);
+  return SDK_SUCCESS;
+}
+
+void device_sim_get_timing(double* launch_latency_us, double* copy_bandwidth_gbps) {
+  read_timing_env();
+  if (launch_latency_us)
+    *launch_latency_us = static_cast<double>(g_timing.launch_latency_ns.load(std::memory_order_relaxed)) / 1000.0;
+  if (copy_bandwidth_gbps) {
+    double per_byte = g_timing.copy_ns_per_byte.load(std::memory_order_relaxed);
+    *copy_bandwidth_gbps = per_byte > 0.0 ? 1.0 / per_byte : 0.0;
+  }
+}
 
 }  // extern "C"

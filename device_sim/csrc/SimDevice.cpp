@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <thread>
 
 namespace device_sim {
 
@@ -15,6 +17,50 @@ void notify_event_completed();
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+Timing g_timing;
+thread_local KernelContext t_kernel;
+
+// Note [Simulated timing]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// With a launch latency set, a kernel occupies its stream for at least that
+// long; with a copy bandwidth set, a copy or memset of n bytes occupies it for
+// at least n / bandwidth. The worker pads the operation after running it
+// (sleeping for most of a long pad, spinning for the last 50 us), so events
+// recorded around the work, and therefore elapsed_time, reflect the model.
+void pad_until(int64_t start, int64_t ns) {
+  if (ns <= 0) return;
+  int64_t deadline = start + ns;
+  for (;;) {
+    int64_t left = deadline - now_ns();
+    if (left <= 0) return;
+    if (left > 100000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(left - 50000));
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+std::string kernel_fault_prefix(const char* name, const SimStream* s, int device) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%p", static_cast<const void*>(s));
+  return std::string("kernel fault in '") + (name ? name : "<kernel>") + "' on stream " + buf + " of device " +
+         std::to_string(device);
+}
+
+const char* copy_kind_name(int kind) {
+  switch (kind) {
+    case SDK_MEMCPY_HOST_TO_HOST:
+      return "memcpy HtoH";
+    case SDK_MEMCPY_HOST_TO_DEVICE:
+      return "memcpy HtoD";
+    case SDK_MEMCPY_DEVICE_TO_HOST:
+      return "memcpy DtoH";
+    default:
+      return "memcpy DtoD";
+  }
 }
 
 void event_ref(SimEvent* e) { e->refs.fetch_add(1, std::memory_order_relaxed); }
@@ -34,6 +80,7 @@ SimDevice::SimDevice(int index, size_t capacity, int workers) : index_(index), m
 SimStream* SimDevice::create_stream(int priority) {
   auto* s = new SimStream(index_, priority);
   std::lock_guard<std::mutex> lock(mutex_);
+  s->serial = next_serial_++;
   streams_.push_back(s);
   return s;
 }
@@ -51,6 +98,10 @@ void SimDevice::destroy_stream(SimStream* s) {
 
 void SimDevice::enqueue(SimStream* s, Op op) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (fault_count_ > 0 && op.kind == Op::Kernel && (fault_stream_ == nullptr || fault_stream_ == s)) {
+    op.fault = true;  // Note [Simulated faults]
+    --fault_count_;
+  }
   s->queue.push_back(std::move(op));
   s->seqs.push_back(next_seq_++);
   s->enqueued++;
@@ -100,6 +151,72 @@ void SimDevice::wait_event(SimEvent* e, uint64_t gen, bool blocking) {
   done_cv_.wait(lock, [&] { return e->completed.load(std::memory_order_acquire) >= gen; });
 }
 
+void SimDevice::set_lost() {
+  lost_.store(true, std::memory_order_release);
+  wake_workers();
+}
+
+void SimDevice::reset() {
+  synchronize();  // a lost device drains its queues without running them
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fault_stream_ = nullptr;
+    fault_count_ = 0;
+  }
+  alloc_failures_.store(0, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    error_status_ = SDK_SUCCESS;
+    error_message_.clear();
+    extra_errors_ = 0;
+    has_error_.store(false, std::memory_order_release);
+  }
+  lost_.store(false, std::memory_order_release);
+}
+
+void SimDevice::record_async_error(sdk_status status, std::string message) {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (has_error_.load(std::memory_order_relaxed)) {
+    ++extra_errors_;
+    return;
+  }
+  error_status_ = status;
+  error_message_ = std::move(message);
+  has_error_.store(true, std::memory_order_release);
+}
+
+bool SimDevice::take_async_error(sdk_status* status, std::string* message) {
+  if (!has_error_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!has_error_.load(std::memory_order_relaxed)) return false;
+  *status = error_status_;
+  *message = std::move(error_message_);
+  if (extra_errors_ > 0) {
+    *message += " (and " + std::to_string(extra_errors_) + " later fault" + (extra_errors_ == 1 ? "" : "s") +
+                " on device " + std::to_string(index_) + ")";
+  }
+  error_message_.clear();
+  extra_errors_ = 0;
+  error_status_ = SDK_SUCCESS;
+  has_error_.store(false, std::memory_order_release);
+  return true;
+}
+
+void SimDevice::inject_kernel_faults(SimStream* stream, int64_t count, std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fault_stream_ = stream;
+  fault_count_ = count;
+  fault_message_ = std::move(message);
+}
+
+bool SimDevice::consume_alloc_failure() {
+  int64_t n = alloc_failures_.load(std::memory_order_acquire);
+  while (n > 0) {
+    if (alloc_failures_.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) return true;
+  }
+  return false;
+}
+
 void SimDevice::wake_workers() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (sleeping_ > 0) work_cv_.notify_all();
@@ -147,6 +264,10 @@ void SimDevice::worker_loop() {
     if (op.kind == Op::Record) {
       // Completed under the lock, stream first: whoever sees the event
       // complete also sees the stream's work up to it complete.
+      if (g_trace_on.load(std::memory_order_relaxed)) {
+        int64_t t = now_ns();
+        trace_add("event record", "event", index_, s->serial, s, t, t, 0);
+      }
       complete_record(s, op);
       lock.unlock();
       notify_event_completed();  // other devices' locks: never while holding ours
@@ -155,7 +276,7 @@ void SimDevice::worker_loop() {
     }
     s->running = true;
     lock.unlock();
-    run(op);
+    run(s, op);
     lock.lock();
     s->running = false;
     s->done.fetch_add(1, std::memory_order_release);
@@ -182,24 +303,65 @@ void SimDevice::complete_record(SimStream* s, Op& op) {
   done_cv_.notify_all();
 }
 
-void SimDevice::run(Op& op) {
+void SimDevice::run(SimStream* s, Op& op) {
+  if (lost()) {
+    // Note [Simulated faults]: a lost device runs nothing.
+    return;
+  }
+  bool trace = g_trace_on.load(std::memory_order_relaxed);
+  int64_t start = now_ns();
+  int64_t min_ns = 0;
+  const char* name = nullptr;
+  const char* category = nullptr;
+  size_t bytes = 0;
   switch (op.kind) {
     case Op::HostFn:
       op.fn(op.user);
+      name = "host function";
+      category = "host";
       break;
-    case Op::Kernel:
+    case Op::Kernel: {
+      name = op.name ? op.name : "<kernel>";
+      category = "kernel";
+      min_ns = g_timing.launch_latency_ns.load(std::memory_order_relaxed);
+      if (op.fault) {
+        std::string msg;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          msg = fault_message_;
+        }
+        record_async_error(SDK_ERROR_KERNEL_FAULT, kernel_fault_prefix(name, s, index_) +
+                                                       (msg.empty() ? std::string(" (injected by device_sim.inject)")
+                                                                    : ": " + msg));
+        break;
+      }
+      t_kernel = KernelContext{this, s, name};
       op.kernel(op.args.data());
+      t_kernel = KernelContext{};
       break;
+    }
     case Op::Copy:
       std::memmove(op.dst, op.src, op.n);
+      name = copy_kind_name(op.copy_kind);
+      category = "memcpy";
+      bytes = op.n;
       break;
     case Op::Memset:
       std::memset(op.dst, op.value, op.n);
+      name = "memset";
+      category = "memset";
+      bytes = op.n;
       break;
     case Op::Record:
     case Op::Wait:
-      break;  // handled by worker_loop and pick_locked under the lock
+      return;  // handled by worker_loop and pick_locked under the lock
   }
+  if (bytes) {
+    double per_byte = g_timing.copy_ns_per_byte.load(std::memory_order_relaxed);
+    if (per_byte > 0) min_ns = static_cast<int64_t>(per_byte * static_cast<double>(bytes));
+  }
+  if (min_ns > 0) pad_until(start, min_ns);
+  if (trace) trace_add(name, category, index_, s->serial, s, start, now_ns(), bytes);
 }
 
 }  // namespace device_sim

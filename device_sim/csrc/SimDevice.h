@@ -13,6 +13,19 @@
 // between devices cannot deadlock the workers. Events carry the completion
 // time of their last record (steady clock). Handles are checked by a magic
 // number, so a stale handle is an error rather than a crash where possible.
+//
+// Note [Simulated faults]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A device holds at most one pending asynchronous error (the first one; later
+// ones while it is pending are counted, not kept). A kernel faults when it was
+// marked at launch by an injected "kernel_fault" (SimDevice::enqueue) or when
+// it calls device_sim_kernel_fail() while running; the rest of the queued work
+// still runs, as after a trap that only kills one kernel. The error is
+// returned, and cleared, by the next synchronising call on the device (stream,
+// event or device synchronize, a synchronous copy); the device is usable again
+// afterwards. A lost device (inject "device_lost") refuses every call until
+// reset_device(); its workers drain what was queued without running it
+// (records still complete, so waits on other devices never hang).
 #pragma once
 
 #include <atomic>
@@ -60,6 +73,9 @@ struct Op {
   int value = 0;
   SimEvent* event = nullptr;  // holds a reference
   uint64_t generation = 0;
+  const char* name = nullptr;  // kernel name (interned, immortal)
+  int copy_kind = 0;           // sdk_memcpy_kind of a Copy
+  bool fault = false;          // Note [Simulated faults]: injected kernel fault
 };
 
 struct SimStream {
@@ -73,6 +89,7 @@ struct SimStream {
   bool destroyed = false;
   uint64_t enqueued = 0;
   std::atomic<uint64_t> done{0};
+  uint32_t serial = 0;      // 1, 2, ... per device: the trace's tid
   SimStream(int d, int p) : device(d), priority(p) {}
 };
 
@@ -93,10 +110,27 @@ class SimDevice {
   // Wakes this device's workers (an event another device waits on completed).
   void wake_workers();
 
+  // Note [Simulated faults].
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  void set_lost();
+  // Waits for the queues to drain, then clears loss, pending error and injections.
+  void reset();
+  // Records an asynchronous error (kept if none is pending).
+  void record_async_error(sdk_status status, std::string message);
+  // Takes the pending error: false if none.
+  bool take_async_error(sdk_status* status, std::string* message);
+  bool has_async_error() const { return has_error_.load(std::memory_order_acquire); }
+  // The next `count` kernels launched on `stream` (NULL: any stream) fault.
+  void inject_kernel_faults(SimStream* stream, int64_t count, std::string message);
+  // The next `count` mallocs fail.
+  void inject_alloc_failures(int64_t count) { alloc_failures_.store(count, std::memory_order_release); }
+  // True (and one fewer pending) if an injected allocation failure applies.
+  bool consume_alloc_failure();
+
  private:
   void worker_loop();
   SimStream* pick_locked();
-  void run(Op& op);
+  void run(SimStream* s, Op& op);
   void complete_record(SimStream* s, Op& op);  // under mutex_
 
   int index_;
@@ -106,10 +140,47 @@ class SimDevice {
   std::condition_variable done_cv_;
   std::vector<SimStream*> streams_;  // live streams (owned)
   uint64_t next_seq_ = 0;
+  uint32_t next_serial_ = 1;
   int sleeping_ = 0;
   std::vector<std::thread> workers_;
+
+  std::atomic<bool> lost_{false};
+  std::atomic<int64_t> alloc_failures_{0};
+  SimStream* fault_stream_ = nullptr;  // under mutex_
+  int64_t fault_count_ = 0;            // under mutex_
+  std::string fault_message_;          // under mutex_
+  std::mutex error_mutex_;
+  std::atomic<bool> has_error_{false};
+  sdk_status error_status_ = SDK_SUCCESS;  // under error_mutex_
+  std::string error_message_;              // under error_mutex_
+  int64_t extra_errors_ = 0;               // under error_mutex_
 };
 
 int64_t now_ns();
+
+// The optional timing model (Note [Simulated timing] in SimDevice.cpp).
+struct Timing {
+  std::atomic<int64_t> launch_latency_ns{0};
+  std::atomic<double> copy_ns_per_byte{0.0};  // 0: unlimited bandwidth
+};
+extern Timing g_timing;
+// Waits until at least `ns` have passed since `start` (a now_ns() value).
+void pad_until(int64_t start, int64_t ns);
+
+// The running kernel of a worker thread (for device_sim_kernel_fail).
+struct KernelContext {
+  SimDevice* device = nullptr;
+  SimStream* stream = nullptr;
+  const char* name = nullptr;
+};
+extern thread_local KernelContext t_kernel;
+// "kernel fault in 'name' on stream 0x.. of device D"
+std::string kernel_fault_prefix(const char* name, const SimStream* s, int device);
+
+// Chrome trace (Trace.cpp).
+extern std::atomic<bool> g_trace_on;
+void trace_add(const char* name, const char* category, int device, uint32_t stream_serial, const void* stream,
+               int64_t start_ns, int64_t end_ns, size_t bytes);
+const char* copy_kind_name(int kind);  // "memcpy HtoD", ...
 
 }  // namespace device_sim
