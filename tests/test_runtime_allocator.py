@@ -136,3 +136,66 @@ def test_allocator_bad_input():
         buf.record_stream(rt.default_stream(f"{B}:0"))
     with pytest.raises(ValueError, match="the tensor is on cpu but the stream is"):
         rt.record_stream(backend_sdk.zeros(3), rt.default_stream(f"{B}:0"))
+
+
+def test_fast_bins_keep_stats_exact_and_reserve_nothing_extra():
+    """Note [Allocator fast bins]: a freed small block is parked and handed back, and counts as free meanwhile."""
+    dev = f"{B}:0"
+    s = rt.Stream(dev)
+    rt.empty_cache(B)
+    rt.reset_accumulated_memory_stats(dev)
+    base = rt.memory_stats(dev)
+    a = rt.DeviceBuffer(3000, s)  # 3072 bytes
+    ptr = a.ptr
+    a.free()
+    st = rt.memory_stats(dev)
+    assert st["allocated_bytes.all.current"] == base["allocated_bytes.all.current"]
+    assert st["active_bytes.small_pool.current"] == base["active_bytes.small_pool.current"]
+    assert st["allocation.all.allocated"] == 1 and st["allocation.all.freed"] == 1
+    assert st["allocated_bytes.small_pool.freed"] == 3072
+    blocks = [b for g in rt.memory_snapshot(B) for b in g["blocks"] if b["address"] == ptr]
+    assert len(blocks) == 1 and blocks[0]["state"] == "inactive"
+    b = rt.DeviceBuffer(2600, s)  # same rounded size, same stream: the parked block
+    assert b.ptr == ptr
+    assert rt.memory_stats(dev)["requested_bytes.all.current"] == base["requested_bytes.all.current"] + 2600
+    b.free()
+    reserved = rt.memory_reserved(dev)
+    c = rt.DeviceBuffer(1 << 20, s)  # a different size: carved from the same segment, no new reservation
+    assert rt.memory_reserved(dev) == reserved
+    c.free()
+    rt.empty_cache(B)  # bins are flushed: every segment can be returned
+    assert rt.memory_reserved(dev) == rt.memory_allocated(dev)
+
+
+def test_concurrent_allocations_keep_stats_exact():
+    import threading
+
+    dev = f"{B}:1"
+    rt.reset_accumulated_memory_stats(dev)
+    before = rt.memory_allocated(dev)
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        try:
+            s = rt.Stream(dev)
+            held = []
+            for i in range(2000):
+                held.append(rt.DeviceBuffer(512 * (1 + (i * 7 + seed) % 64), s))
+                if len(held) > 8:
+                    held.pop(0).free()
+            for h in held:
+                h.free()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    st = rt.memory_stats(dev)
+    assert rt.memory_allocated(dev) == before
+    assert st["allocation.all.allocated"] == st["allocation.all.freed"] == 8000
+    assert st["allocated_bytes.all.allocated"] == st["allocated_bytes.all.freed"]
+    assert st["active_bytes.all.current"] == st["allocated_bytes.all.current"]

@@ -1,7 +1,11 @@
 #include "runtime/CachingAllocator.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
+#include <thread>
 #include <cstdio>
 #include <deque>
 #include <mutex>
@@ -59,6 +63,41 @@ struct StatArray {
     s[kAll].decrease(n);
     s[small ? kSmallPool : kLargePool].decrease(n);
   }
+};
+
+// Note [Allocator lock]
+// ~~~~~~~~~~~~~~~~~~~~~
+// The device cache's critical sections are short (tens of nanoseconds) except
+// on the slow paths (a device malloc/free, waiting for pending frees before an
+// OOM retry or in empty_cache). A std::mutex costs two atomic read-modify-
+// writes per lock/unlock pair; this lock costs one (the unlock is a release
+// store), which is most of the allocator's fast-path budget. Waiters spin
+// briefly, then yield, then sleep in 50 us steps, so a long hold does not burn
+// a core.
+class AllocatorLock {
+ public:
+  void lock() {
+    if (SDK_LIKELY(!locked_.exchange(true, std::memory_order_acquire))) return;
+    lock_slow();
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  void lock_slow() {
+    for (int spins = 0;; ++spins) {
+      if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire)) return;
+      if (spins < 100) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      } else if (spins < 1000) {
+        sched_yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+  std::atomic<bool> locked_{false};
 };
 
 }  // namespace
@@ -131,8 +170,7 @@ class DeviceCache {
                    format_bytes(nbytes), ", more than any device can hold.");
     size_t size = round_size(nbytes);
     bool small = size <= kSmallSize;
-    sdk_stream_t native = stream.native();
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     if (!pending_.empty()) process_events(false, nullptr);
     if (size <= kFastBinMax) {
       // Note [Allocator fast bins]
@@ -152,6 +190,7 @@ class DeviceCache {
         return b;
       }
     }
+    sdk_stream_t native = stream.native();  // created on first use: not under the lock's fast path
     BlockSet& pool = small ? small_ : large_;
     Block* b = find_free(pool, native, size);
     if (b == nullptr && binned_count_ > 0) {
@@ -200,7 +239,7 @@ class DeviceCache {
 
   // The deleter's half: never throws (it runs in destructors).
   void free(Block* b) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     b->allocated = false;
     allocation_.decrease(b->small, 1);
     allocated_bytes_.decrease(b->small, b->size);
@@ -226,7 +265,7 @@ class DeviceCache {
     SDK_CHECK_VALUE(stream.device().index == device_, "record_stream: the memory is on ", device_str(),
                     " but the stream is ", stream);
     sdk_stream_t native = stream.native();
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     SDK_CHECK_VALUE(b->allocated, "record_stream: the memory was already freed");
     if (native == b->stream) return;
     if (std::find(b->stream_uses.begin(), b->stream_uses.end(), native) == b->stream_uses.end())
@@ -234,7 +273,7 @@ class DeviceCache {
   }
 
   void empty_cache() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     std::string fault;
     sdk_status fs = process_events(true, &fault);
     release_cached();
@@ -244,17 +283,17 @@ class DeviceCache {
   void set_fraction(double fraction) {
     SDK_CHECK_VALUE(fraction >= 0.0 && fraction <= 1.0, "set_per_process_memory_fraction: fraction ", fraction,
                     " is not in [0, 1]");
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     fraction_ = fraction;
     limit_ = static_cast<size_t>(fraction * static_cast<double>(total_));
   }
   double fraction() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     return fraction_;
   }
 
   std::map<std::string, int64_t> stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     std::map<std::string, int64_t> out;
     for (const auto& [name, arr] : named_stats()) {
       for (int p = 0; p < 3; ++p) {
@@ -273,19 +312,19 @@ class DeviceCache {
   }
 
   void reset_peak() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     for (const auto& ns : named_stats())
       for (auto& s : ns.second->s) s.peak = s.current;
   }
   void reset_accumulated() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     for (const auto& ns : named_stats())
       for (auto& s : ns.second->s) s.allocated = s.freed = 0;
     num_alloc_retries_ = num_ooms_ = num_device_alloc_ = num_device_free_ = 0;
   }
 
   void snapshot(std::vector<SegmentInfo>& out) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<AllocatorLock> lock(mutex_);
     for (Block* head : segments_) {
       SegmentInfo seg;
       seg.device = device_;
@@ -486,7 +525,7 @@ class DeviceCache {
     return os.str();
   }
 
-  std::mutex mutex_;
+  AllocatorLock mutex_;  // Note [Allocator lock]
   DeviceType type_;
   int device_;
   const sdk_device_api& api_;

@@ -19,8 +19,11 @@
 //  - When the device is full: wait for pending events, release every cached
 //    segment, retry once (num_alloc_retries), then raise OutOfMemoryError
 //    (num_ooms). set_per_process_memory_fraction caps the reserved bytes.
-//  - One mutex per device. A DataPtr's context is its Block, so freeing needs
-//    no lookup.
+//  - One lock per device (Note [Allocator lock], CachingAllocator.cpp). A
+//    DataPtr's context is its Block, so freeing needs no lookup; freed small
+//    blocks park in per-(stream, size) fast bins (Note [Allocator fast bins]).
+//  - A device fault read while waiting for pending frees (OOM retry,
+//    empty_cache) is raised from that call as AcceleratorError.
 #pragma once
 
 #include <atomic>

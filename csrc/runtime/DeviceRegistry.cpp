@@ -16,6 +16,8 @@ namespace sdk::runtime {
 namespace detail {
 extern const size_t kDeviceApiV1Size;
 }
+// Note [Fork safety].
+std::atomic<bool> g_bad_fork{false};
 
 namespace {
 
@@ -38,9 +40,6 @@ std::atomic<AttachedDevice*> g_devices[kNumDeviceTypes];
 AttachedDevice* attached(DeviceType type) {
   return g_devices[static_cast<int>(type)].load(std::memory_order_acquire);
 }
-
-// Note [Fork safety].
-std::atomic<bool> g_bad_fork{false};
 
 void on_fork_child() {
   for (auto& slot : g_devices) {
@@ -161,8 +160,6 @@ void load_device_library(DeviceType type, const std::string& path) {
 
 bool has_device(DeviceType type) { return attached(type) != nullptr; }
 
-bool in_bad_fork() { return g_bad_fork.load(std::memory_order_relaxed); }
-
 void throw_bad_fork(DeviceType type) {
   AttachedDevice* d = attached(type);
   std::string name = device_type_name(type);
@@ -174,7 +171,7 @@ void throw_bad_fork(DeviceType type) {
 }
 
 const sdk_device_api& device_api(DeviceType type) {
-  if (SDK_UNLIKELY(g_bad_fork.load(std::memory_order_relaxed))) throw_bad_fork(type);
+  if (SDK_UNLIKELY(in_bad_fork())) throw_bad_fork(type);
   AttachedDevice* d = attached(type);
   SDK_CHECK(d != nullptr, "No device is attached to backend '", device_type_name(type),
             "'. Attach one first (backend_sdk._runtime.attach_device_library, or "

@@ -16,6 +16,7 @@
 // device worker threads until the process exits.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "core/DeviceType.h"
@@ -75,7 +76,8 @@ SDK_API std::string status_message(DeviceType type, sdk_status status);
 // and events inherited from the parent are leaked rather than freed (freeing
 // them would touch the parent's device). Metadata (device_count, properties,
 // statistics) keeps working.
-SDK_API bool in_bad_fork();
+extern SDK_API std::atomic<bool> g_bad_fork;  // set by the atfork child handler only
+inline bool in_bad_fork() { return g_bad_fork.load(std::memory_order_relaxed); }
 // Throws the RuntimeError of Note [Fork safety] for `type`.
 [[noreturn]] SDK_API void throw_bad_fork(DeviceType type);
 
