@@ -25,7 +25,14 @@
  *    passes it to *_destroy; the implementation owns what it points to.
  *  - Asynchronous errors (a kernel that faulted on a worker) are reported by
  *    the next synchronising call on that device (stream/event/device
- *    synchronize, a synchronous copy); that call returns the error's status.
+ *    synchronize, a synchronous copy); that call returns the error's status
+ *    (SDK_ERROR_KERNEL_FAULT) and get_last_error_message names the kernel and
+ *    stream. Where the hardware allows, returning the error clears it and the
+ *    device is usable again. A device that is gone returns
+ *    SDK_ERROR_DEVICE_LOST from every call on it until it is reset by the
+ *    vendor's own means; free and *_destroy should still succeed so the SDK
+ *    can release what it holds. The SDK maps statuses to errors in one place
+ *    (Note [Device status mapping], DeviceRegistry.cpp).
  */
 #ifndef SDK_RUNTIME_DEVICE_API_H_
 #define SDK_RUNTIME_DEVICE_API_H_
