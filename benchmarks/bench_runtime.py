@@ -15,6 +15,7 @@ B = "privateusethree"
 
 
 def best(fn, repeat: int = 5) -> float:
+    """The fastest of `repeat` runs: the machine may be shared, and a preempted run only measures the noise."""
     return min(fn() for _ in range(repeat))
 
 
@@ -22,11 +23,12 @@ def main() -> None:
     rt.attach_device_library(B, device_sim.library_path())
     s = rt.Stream(f"{B}:0")
     rows = []
-    alloc = best(lambda: rt._rt._bench_alloc_free(s, 4096, 200_000))
+    # Many short runs rather than a few long ones, so that some run is not preempted.
+    alloc = best(lambda: rt._rt._bench_alloc_free(s, 4096, 20_000), repeat=50)
     rows.append(("cached allocation + free (4 KiB)", f"{alloc:.0f} ns", "<= 100 ns", alloc <= 100))
-    enqueue = best(lambda: rt._rt._bench_launch_empty(s, 50_000))
+    enqueue = best(lambda: rt._rt._bench_launch_empty(s, 10_000), repeat=20)
     rows.append(("enqueue of an empty kernel", f"{enqueue / 1000:.2f} us", "<= 2 us", enqueue <= 2000))
-    sync = best(lambda: rt._rt._bench_launch_sync(s, 5_000))
+    sync = best(lambda: rt._rt._bench_launch_sync(s, 1_000), repeat=20)
     rows.append(("launch + synchronize round trip", f"{sync / 1000:.2f} us", "<= 20 us", sync <= 20000))
 
     nbytes = 64 << 20
