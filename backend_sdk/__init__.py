@@ -51,6 +51,22 @@ half, bfloat16_ = float16, bfloat16
 float, double, long, int, short = float32, float64, int64, int32, int16  # noqa: A001 (torch's names)
 
 
+def _register_device_module(device_type: str, module: object) -> None:
+    """Makes ``module`` available as ``backend_sdk.<device_type>`` (as torch._register_device_module).
+
+    ``device_type`` must be the name of a renamed PrivateUse backend; registering
+    a second module for it is an error.
+    """
+    import sys
+
+    utils._privateuse_of(device_type)
+    existing = globals().get(device_type)
+    if existing is not None and existing is not module:
+        raise RuntimeError(f"The runtime module of '{device_type}' has already been registered with '{existing}'")
+    globals()[device_type] = module
+    sys.modules[f"backend_sdk.{device_type}"] = module  # type: ignore[assignment]
+
+
 def get_default_dtype() -> dtype:
     """The dtype of Python floats and float factories (float32 unless changed)."""
     return _C._get_default_dtype()

@@ -1,6 +1,8 @@
 """``backend_sdk.utils``: backend renaming and other helpers for vendors."""
 from __future__ import annotations
 
+import types
+
 from .. import _C
 
 __all__ = [
@@ -52,3 +54,134 @@ def rename_privateuse3_backend(backend_name: str) -> None:
 def get_privateuse1_backend_name() -> str:
     """The current name of PrivateUse1 ("privateuseone" until renamed)."""
     return _C._get_privateuse_backend_name(1)
+
+
+def rename_privateuse_backend(which: int, backend_name: str) -> None:
+    """Renames PrivateUse<which> (1, 2 or 3) to ``backend_name``."""
+    _C._rename_privateuse_backend(which, backend_name)
+
+
+def _privateuse_of(backend_name: str) -> int:
+    """Which PrivateUse backend (1, 2, 3) carries ``backend_name``; ValueError if none was renamed to it."""
+    for which in (1, 2, 3):
+        if _C._get_privateuse_backend_name(which) == backend_name:
+            return which
+    raise ValueError(f"'{backend_name}' is not the name of a renamed backend: call "
+                     f"backend_sdk.utils.rename_privateuse1_backend('{backend_name}') first")
+
+
+_generated_attributes: set[tuple[type, str]] = set()
+
+
+def _add_attribute(cls: type, name: str, value: object, backend_name: str) -> None:
+    if (cls, name) in _generated_attributes or hasattr(cls, name):
+        raise RuntimeError(f"The custom device module of {cls.__name__} has already been registered with "
+                           f"'{name}' (generate_methods_for_privateuse1_backend was called twice for "
+                           f"'{backend_name}')")
+    setattr(cls, name, value)
+    _generated_attributes.add((cls, name))
+
+
+def _generate_methods(which: int, for_tensor: bool, for_storage: bool) -> None:
+    from .._tensor import Tensor, UntypedStorage
+
+    name = _C._get_privateuse_backend_name(which)
+    if name.startswith("privateuse"):
+        raise RuntimeError(f"generate_methods_for_privateuse{which}_backend: rename PrivateUse{which} first "
+                           f"(backend_sdk.utils.rename_privateuse{which}_backend)")
+
+    def is_on_backend(self: Tensor) -> bool:
+        return self.device.type == name
+
+    def to_backend(self: Tensor, device: int | str | None = None, non_blocking: bool = False) -> Tensor:
+        target = name if device is None else (f"{name}:{device}" if isinstance(device, int) else device)
+        return self.to(target, non_blocking=non_blocking)
+
+    is_on_backend.__doc__ = f"True if the tensor is on a {name} device."
+    to_backend.__doc__ = (f"A copy of this tensor on {name} (the current {name} device unless ``device`` is "
+                          "given); self if it is already there.")
+    if for_tensor:
+        _add_attribute(Tensor, f"is_{name}", property(is_on_backend), name)
+        _add_attribute(Tensor, name, to_backend, name)
+    if for_storage:
+        def storage_is_on_backend(self: UntypedStorage) -> bool:
+            return self.device.type == name
+
+        _add_attribute(UntypedStorage, f"is_{name}", property(storage_is_on_backend), name)
+
+
+def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
+                                             for_packed_sequence: bool = True, for_storage: bool = True,
+                                             unsupported_dtype: list | None = None) -> None:
+    """Adds ``Tensor.is_<name>``, ``Tensor.<name>(device=None, non_blocking=False)`` and
+    ``UntypedStorage.is_<name>`` for the renamed PrivateUse1 backend, as PyTorch does.
+
+    Each attribute is registered once; a second call is a RuntimeError.
+    ``for_module`` and ``for_packed_sequence`` are accepted for PyTorch
+    compatibility (the SDK has no nn.Module or PackedSequence).
+    """
+    _generate_methods(1, for_tensor, for_storage)
+
+
+def generate_methods_for_privateuse2_backend(for_tensor: bool = True, for_storage: bool = True) -> None:
+    """As generate_methods_for_privateuse1_backend, for PrivateUse2."""
+    _generate_methods(2, for_tensor, for_storage)
+
+
+def generate_methods_for_privateuse3_backend(for_tensor: bool = True, for_storage: bool = True) -> None:
+    """As generate_methods_for_privateuse1_backend, for PrivateUse3."""
+    _generate_methods(3, for_tensor, for_storage)
+
+
+def generate_device_module(backend_name: str) -> "types.ModuleType":
+    """Builds the cuda-style device module of a renamed backend and registers it as
+    ``backend_sdk.<backend_name>`` (see ``backend_sdk/utils/_device_module.py`` for its API).
+
+    Calling it again for the same backend returns the registered module.
+    """
+    import importlib.util
+    import sys
+
+    import backend_sdk
+
+    _privateuse_of(backend_name)
+    existing = sys.modules.get(f"backend_sdk.{backend_name}")
+    if existing is not None and getattr(existing, "_BACKEND", None) == backend_name:
+        return existing
+    template = _Path(__file__).with_name("_device_module.py")
+    spec = importlib.util.spec_from_file_location(f"backend_sdk.{backend_name}", template)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module._BACKEND = backend_name
+    module.__doc__ = f"The {backend_name} device module (generated by backend_sdk.utils.generate_device_module)."
+    for cls in (module.Stream, module.Event):
+        cls.__module__ = module.__name__
+    backend_sdk._register_device_module(backend_name, module)
+    return module
+
+
+def write_device_module_stub(path: str, header: str = "") -> None:
+    """Writes the type stub (.pyi) of a generated device module to ``path``, for IDEs.
+
+    A vendor package that re-exports its device module (``from backend_sdk.<name> import *``)
+    ships this file as its ``__init__.pyi``.
+    """
+    template = _Path(__file__).with_name("_device_module.py").read_text()
+    _Path(path).write_text(header + _stub_of(template))
+
+
+def _stub_of(source: str) -> str:
+    """The source with function bodies replaced by docstrings and ``...`` (a .pyi)."""
+    import ast
+
+    tree = ast.parse(source)
+
+    class _Strip(ast.NodeTransformer):
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+            doc = ast.get_docstring(node)
+            body: list[ast.stmt] = [ast.Expr(ast.Constant(doc))] if doc else []
+            node.body = body + [ast.Expr(ast.Constant(...))]
+            return node
+
+    return ast.unparse(_Strip().visit(tree)) + "\n"

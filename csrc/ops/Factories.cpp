@@ -2,6 +2,7 @@
 // only) and their BackendSelect kernels (see Note [BackendSelect]).
 #include "dispatch/Library.h"
 #include "ops/BackendSelect.h"
+#include "ops/Factories.h"
 #include "ops/Geometry.h"
 
 namespace sdk::ops {
@@ -39,20 +40,18 @@ Device target_device(std::optional<Device> device) {
   return Device(kType, device && device->type == kType ? device->index : -1);
 }
 
-template <DeviceType kType>
-Tensor empty_kernel(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
-                    std::optional<Device> device, std::optional<bool> pin_memory,
-                    std::optional<int64_t> memory_format) {
+}  // namespace
+
+Tensor empty_on(Device device, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+                std::optional<int64_t> memory_format) {
   const char* op = "empty.memory_format";
   check_layout(layout, op);
   check_memory_format(memory_format, op);
-  return make_tensor(size, resolve_dtype(dtype, op), target_device<kType>(device));
+  return make_tensor(size, resolve_dtype(dtype, op), device);
 }
 
-template <DeviceType kType>
-Tensor empty_strided_kernel(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
-                            std::optional<int64_t> layout, std::optional<Device> device,
-                            std::optional<bool> pin_memory) {
+Tensor empty_strided_on(Device device, IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                        std::optional<int64_t> layout) {
   const char* op = "empty_strided";
   check_layout(layout, op);
   ScalarType t = resolve_dtype(dtype, op);
@@ -60,7 +59,23 @@ Tensor empty_strided_kernel(IntArrayRef size, IntArrayRef stride, std::optional<
   checked_numel(size, op);
   check_non_negative_strides(stride, op);
   checked_storage_nbytes(size, stride, element_size(t), 0, op);  // overflow check before allocating
-  return make_tensor_strided(size, stride, t, target_device<kType>(device));
+  return make_tensor_strided(size, stride, t, device);
+}
+
+namespace {
+
+template <DeviceType kType>
+Tensor empty_kernel(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+                    std::optional<Device> device, std::optional<bool> pin_memory,
+                    std::optional<int64_t> memory_format) {
+  return empty_on(target_device<kType>(device), size, dtype, layout, memory_format);
+}
+
+template <DeviceType kType>
+Tensor empty_strided_kernel(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                            std::optional<int64_t> layout, std::optional<Device> device,
+                            std::optional<bool> pin_memory) {
+  return empty_strided_on(target_device<kType>(device), size, stride, dtype, layout);
 }
 
 Tensor empty_backend_select(DispatchKeySet, IntArrayRef size, std::optional<ScalarType> dtype,

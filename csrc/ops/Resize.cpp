@@ -4,21 +4,43 @@
 
 #include "dispatch/Library.h"
 #include "ops/Geometry.h"
+#include "runtime/DeviceGuard.h"
+#include "runtime/DeviceRegistry.h"
+#include "runtime/Stream.h"
 
 namespace sdk::ops {
 
 namespace {
 
+// Device memory is not host-addressable: its old bytes move with the
+// backend's device-to-device copy on the current stream (Note [Contract-backed
+// kernels], ops/DeviceOps.h); the old block is freed at once, which is safe
+// because the caching allocator reuses it only in that stream's order.
 void grow_storage(StorageImpl& storage, size_t nbytes, bool keep_data, const char* op) {
   SDK_CHECK_VALUE(storage.resizable(), op, ": Trying to resize storage that is not resizable");
-  DeviceType type = storage.device().type;
-  bool host = type == DeviceType::CPU;
-  bool has_old_bytes = keep_data && storage.nbytes() > 0 && storage.data() != nullptr;
-  SDK_CHECK_NOT_IMPLEMENTED(host || !has_old_bytes || type == DeviceType::Meta, op, ": resizing a ",
-                            device_type_name(type),
-                            " tensor while keeping its data needs the backend's own resize_ kernel");
+  const Device device = storage.device();
+  const bool host = device.type == DeviceType::CPU || device.type == DeviceType::Meta;
+  const bool has_old_bytes = keep_data && storage.nbytes() > 0 && storage.data() != nullptr;
+  if (host) {
+    DataPtr fresh = storage.allocator()->allocate(nbytes);
+    if (has_old_bytes && device.type == DeviceType::CPU && fresh.get()) {
+      std::memcpy(fresh.get(), storage.data(), storage.nbytes());
+    }
+    storage.set_data_ptr(std::move(fresh), nbytes);
+    return;
+  }
+  SDK_CHECK_NOT_IMPLEMENTED(runtime::has_device(device.type), op, ": no device is attached to the '",
+                            device_type_name(device.type), "' backend");
+  runtime::DeviceGuard guard(device);
   DataPtr fresh = storage.allocator()->allocate(nbytes);
-  if (has_old_bytes && host && fresh.get()) std::memcpy(fresh.get(), storage.data(), storage.nbytes());
+  if (has_old_bytes) {
+    runtime::Stream stream = runtime::current_stream(device);
+    runtime::check_status(device.type,
+                          runtime::device_api(device.type)
+                              .memcpy_async(fresh.get(), storage.data(), storage.nbytes(),
+                                            SDK_MEMCPY_DEVICE_TO_DEVICE, stream.native()),
+                          std::string(op) + ": copying the old bytes on " + device.str());
+  }
   storage.set_data_ptr(std::move(fresh), nbytes);
 }
 
@@ -35,8 +57,6 @@ void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRe
   self.impl()->set_sizes_and_strides(sizes, st, self.storage_offset());
 }
 
-namespace {
-
 // resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None)
 // Same sizes and no memory format: nothing changes (strides included), as in
 // PyTorch. Only contiguous_format (0) is supported as a memory format.
@@ -49,8 +69,6 @@ Tensor resize_kernel(const Tensor& self, IntArrayRef size, std::optional<int64_t
   self.impl()->bump_version();
   return self;
 }
-
-}  // namespace
 
 SDK_LIBRARY_IMPL(aten, CPU, m) { m.impl("resize_", &resize_kernel); }
 SDK_LIBRARY_IMPL(aten, Meta, m) { m.impl("resize_", &resize_kernel); }

@@ -14,10 +14,15 @@ namespace sdk::ops {
 // bigger one from the same allocator when the new geometry needs more bytes
 // (every tensor sharing the storage sees the new buffer, as in PyTorch).
 // With keep_data, the old bytes are copied into the new buffer; that needs
-// host-addressable memory, so a device backend provides its own resize_.
+// host-addressable memory; device memory is copied with the backend's
+// device-to-device copy on the current stream (see grow_storage).
 // The storage must be resizable (tensors over external memory are not).
 // Strides default to contiguous ones. Errors are ValueError naming `op`.
 SDK_API void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRef> strides, bool keep_data,
                          const char* op);
+
+// The aten::resize_ kernel of CPU, Meta and (under a DeviceGuard) device
+// backends: resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None).
+SDK_API Tensor resize_kernel(const Tensor& self, IntArrayRef size, std::optional<int64_t> memory_format);
 
 }  // namespace sdk::ops

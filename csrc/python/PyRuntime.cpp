@@ -331,6 +331,20 @@ void init_runtime(py::module_& parent) {
     Device d = parse_accel_device(device, "memory_stats");
     return runtime::caching_allocator(d.type)->memory_stats(d.index);
   });
+  m.def("mem_get_info", [](py::handle device) {
+    // (free, total) bytes of the device; free is total minus what this
+    // process reserved when the device cannot tell (the slot is optional).
+    Device d = parse_accel_device(device, "mem_get_info");
+    const auto& api = runtime::device_api(d.type);
+    size_t free_bytes = 0, total_bytes = 0;
+    if (api.mem_get_info) {
+      runtime::check_status(d.type, api.mem_get_info(d.index, &free_bytes, &total_bytes), "mem_get_info");
+      return std::make_pair(free_bytes, total_bytes);
+    }
+    total_bytes = runtime::device_properties(d.type, d.index).total_memory;
+    int64_t reserved = runtime::caching_allocator(d.type)->memory_stats(d.index)["reserved_bytes.all.current"];
+    return std::make_pair(total_bytes - static_cast<size_t>(reserved), total_bytes);
+  });
   m.def("memory_summary", [](py::handle device) {
     Device d = parse_accel_device(device, "memory_summary");
     return runtime::caching_allocator(d.type)->memory_summary(d.index);

@@ -66,6 +66,14 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   return Tensor(std::move(impl));
 }
 
+Tensor from_blob(void* data, size_t nbytes, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                 ScalarType dtype, Device device) {
+  auto storage = make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device), nbytes, nullptr, false);
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
+  Tensor base(std::move(impl));
+  return make_view(base, sizes, strides, storage_offset, "from_blob");
+}
+
 Tensor scalar_to_tensor(const Scalar& s, ScalarType dtype, Device device) {
   Tensor t = make_tensor({}, dtype, device);
   SDK_CHECK(device.type == DeviceType::CPU, "scalar_to_tensor: only CPU tensors can be filled directly");

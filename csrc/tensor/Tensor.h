@@ -54,6 +54,11 @@ SDK_API Tensor make_tensor_strided(IntArrayRef sizes, IntArrayRef strides, Scala
 // inside the storage (ValueError naming `op`).
 SDK_API Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                          const char* op = "view");
+// A tensor over memory the caller owns and keeps alive (nothing is freed, the
+// storage cannot be resized): `data` starts a buffer of `nbytes` on `device`,
+// viewed with the given geometry (checked to stay inside the buffer).
+SDK_API Tensor from_blob(void* data, size_t nbytes, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+                         ScalarType dtype, Device device);
 // A 0-dim CPU tensor holding a Python number, flagged as a wrapped number.
 SDK_API Tensor wrapped_scalar_tensor(const Scalar& s);
 SDK_API Tensor scalar_to_tensor(const Scalar& s, ScalarType dtype, Device device);

@@ -1,0 +1,37 @@
+"""accel: the sample backend on the simulated device.
+
+``import accel`` renames PrivateUse1 to "accel", attaches the simulated device
+(device_sim) through the device runtime contract, loads the backend's kernels
+(libaccel_sim.so, registered under PrivateUse1) and generates the device
+module, so that::
+
+    import backend_sdk, accel
+    x = backend_sdk.ones(3, device="accel")
+    s = accel.Stream()
+    accel.memory_allocated()
+
+This module *is* the device module (``backend_sdk.accel`` is the same API).
+"""
+from __future__ import annotations
+
+import ctypes as _ctypes
+import os as _os
+
+import backend_sdk as _sdk
+import device_sim as _device_sim
+from backend_sdk import _runtime, utils as _utils
+
+BACKEND_NAME = "accel"
+
+if _utils.get_privateuse1_backend_name() != BACKEND_NAME:
+    _utils.rename_privateuse1_backend(BACKEND_NAME)
+_runtime.attach_device_library(BACKEND_NAME, _device_sim.library_path())
+_library = _ctypes.CDLL(_os.path.join(_os.path.dirname(__file__), "libaccel_sim.so"))
+_errors = _sdk._C._take_static_registration_errors()
+if _errors:
+    raise ImportError("accel: registering the kernels failed:\n" + "\n".join(_errors))
+_utils.generate_methods_for_privateuse1_backend()
+_module = _utils.generate_device_module(BACKEND_NAME)
+
+globals().update({name: getattr(_module, name) for name in _module.__all__})
+__all__ = list(_module.__all__) + ["BACKEND_NAME"]

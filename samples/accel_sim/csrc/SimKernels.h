@@ -1,0 +1,50 @@
+// How the accel backend runs kernels on the simulated device.
+//
+// Note [Simulated kernels]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// The simulator's compute units are the host's cores: a kernel is a host
+// function the simulator runs on the stream's worker thread, in order with
+// the stream's copies and other kernels, reaching device memory through its
+// host alias (device_sim_translate). This backend's kernels are the SDK's own
+// CPU kernels run that way:
+//  1. at launch, on the calling thread, the operator runs on meta tensors of
+//     the same geometry: this checks the arguments (errors are raised here,
+//     synchronously, as from any backend) and gives the results' sizes,
+//     strides and dtypes; fresh results are allocated on the device and out=
+//     arguments resized;
+//  2. a job holding host aliases of every device tensor is launched on the
+//     current stream and returns at once;
+//  3. on the worker, the CPU kernel runs over the aliases and fresh results
+//     are copied into their device buffers. An error there (an integer
+//     division by zero) is reported to the simulator as a kernel fault, which
+//     surfaces at the next synchronising call.
+// The job holds no reference to device memory: like a CUDA kernel's pointer
+// arguments, its buffers stay valid because the caching allocator reuses a
+// freed block only in its stream's order (record_stream covers other streams).
+#pragma once
+
+#include <functional>
+
+#include "dispatch/Library.h"
+#include "tensor/Tensor.h"
+
+namespace accel {
+
+// A CPU tensor viewing a device tensor's memory through the simulator's
+// host alias, with the same geometry. Only kernels running on a stream may
+// touch it (host code touching device memory is the bug the simulator catches).
+sdk::Tensor host_alias(const sdk::Tensor& device_tensor);
+
+// Runs `job` on the current stream of `device` (asynchronously); `name`
+// names the kernel in fault messages and traces.
+void launch(sdk::Device device, const char* name, std::function<void()> job);
+
+// The boxed kernel of Note [Simulated kernels], for any aten operator with a
+// Meta kernel whose results are fresh tensors or its mutated arguments.
+void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
+                      sdk::Stack* stack);
+
+// copy_ within one device (the SDK's LocalCopy hook, ops/DeviceOps.h).
+void local_copy(const sdk::Tensor& dst, const sdk::Tensor& src);
+
+}  // namespace accel
