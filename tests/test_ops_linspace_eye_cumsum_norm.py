@@ -167,3 +167,23 @@ def test_norm_errors():
         backend_sdk.norm(backend_sdk.ones(2, 2), "nuc")
     with pytest.raises(IndexError, match="Dimension out of range"):
         backend_sdk.norm(backend_sdk.ones(2), 2, 3)
+
+
+@pytest.mark.parametrize("build", [
+    lambda d: backend_sdk.linspace(0, 1, 5, device=d),
+    lambda d: backend_sdk.linspace(0, 1, 5, dtype=backend_sdk.int32, device=d),
+    lambda d: backend_sdk.eye(3, 2, dtype=backend_sdk.float64, device=d),
+    lambda d: backend_sdk.cumsum(backend_sdk.empty(2, 3, dtype=backend_sdk.uint8, device=d), 0),
+    lambda d: backend_sdk.cumprod(backend_sdk.empty(2, 3, device=d), -1, dtype=backend_sdk.float64),
+    lambda d: backend_sdk.linalg_vector_norm(backend_sdk.empty(2, 3, 4, device=d), 1, [0, 2]),
+    lambda d: backend_sdk.norm(backend_sdk.empty(2, 3, device=d), 2, 1, keepdim=True, dtype=backend_sdk.float64),
+    lambda d: backend_sdk.rand_like(backend_sdk.empty(4, 1, device=d), dtype=backend_sdk.float16),
+    lambda d: backend_sdk.randint(0, 3, (2, 2), dtype=backend_sdk.int16, device=d),
+    lambda d: backend_sdk.bernoulli(backend_sdk.zeros(3, device=d)),
+    lambda d: backend_sdk.nll_loss(backend_sdk.zeros(3, 4, device=d), backend_sdk.zeros(3, dtype=backend_sdk.int64, device=d), reduction=0),
+    lambda d: backend_sdk.cross_entropy_loss(backend_sdk.zeros(3, 4, 2, device=d),
+                                             backend_sdk.zeros(3, 2, dtype=backend_sdk.int64, device=d), reduction=0),
+])
+def test_meta_results_match_cpu_metadata(build):
+    cpu, meta = build("cpu"), build("meta")
+    assert meta.is_meta and meta.shape == cpu.shape and meta.dtype == cpu.dtype and meta.stride() == cpu.stride()

@@ -409,3 +409,39 @@ def test_bad_arguments():
         backend_sdk.zeros(3, dtype=backend_sdk.int32).normal_()
     with pytest.raises(TypeError, match="generator"):
         backend_sdk.rand(3, generator="not a generator")
+
+
+def test_factories_reach_a_privateuse_backend_through_backend_select():
+    """rand(device='privateusetwo') runs the backend's kernel, with its generator (a Python kernel here)."""
+    seen = []
+
+    def backend_rand(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+        seen.append((list(size), generator, dtype, device))
+        return backend_sdk.zeros(size)
+
+    def backend_uniform(self, from_=0.0, to=1.0, *, generator=None):
+        seen.append(("uniform_", generator))
+        return self
+
+    with backend_sdk.library.Library("aten", "IMPL", "PrivateUse2") as lib:
+        lib.impl("rand.generator", backend_rand)
+        lib.impl("linspace", lambda start, end, steps, **kw: seen.append(("linspace", steps, kw["device"]))
+                 or backend_sdk.zeros(steps))
+        g = backend_sdk.Generator("privateusetwo:1")
+        backend_sdk.rand(2, 3, generator=g, dtype=backend_sdk.float64, device="privateusetwo:1")
+        assert seen[0][0] == [2, 3] and seen[0][1] == g  # (dtype arrives boxed as an int, as in c10)
+        assert seen[0][3] == backend_sdk.device("privateusetwo:1")
+        backend_sdk.linspace(0, 1, 4, device="privateusetwo")
+        assert seen[1] == ("linspace", 4, backend_sdk.device("privateusetwo"))
+    # the CPU path is untouched once the library is closed
+    assert backend_sdk.rand(2).shape == (2,)
+
+
+def test_python_kernel_reserving_counters_reproduces_the_cpu_numbers():
+    """What a Python or device backend does: reserve (seed, offset), fill later with the same mapping."""
+    g = backend_sdk.Generator().manual_seed(17)
+    seed, offset = g.philox_engine_inputs(_counters := (37 + 3) // 4)
+    assert (seed, offset) == (17, 0) and state_of(g) == (17, _counters)
+    later = backend_sdk.empty(37)
+    _C._philox_uniform_fill(later, 0.0, 1.0, seed, offset)
+    np.testing.assert_array_equal(later.numpy(), backend_sdk.rand(37, generator=backend_sdk.Generator().manual_seed(17)).numpy())

@@ -92,6 +92,11 @@ void init_generator(py::module_& m) {
             return self;
           },
           py::arg("offset"))
+      .def(
+          "philox_engine_inputs", [](Generator& g, uint64_t increment) { return g->philox_engine_inputs(increment); },
+          py::arg("increment"),
+          "Reserves `increment` Philox counters: returns (seed, offset) and advances the offset (for kernels "
+          "written in Python; see Note [Philox random numbers]).")
       .def_property_readonly("device", [](const Generator& g) { return g->device(); })
       .def("__eq__", [](const Generator& a, py::handle b) {
         Generator other;
