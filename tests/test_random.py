@@ -445,3 +445,27 @@ def test_python_kernel_reserving_counters_reproduces_the_cpu_numbers():
     later = backend_sdk.empty(37)
     _C._philox_uniform_fill(later, 0.0, 1.0, seed, offset)
     np.testing.assert_array_equal(later.numpy(), backend_sdk.rand(37, generator=backend_sdk.Generator().manual_seed(17)).numpy())
+
+
+def test_one_generator_shared_by_threads_hands_out_disjoint_counters():
+    import threading
+
+    g = backend_sdk.Generator().manual_seed(12)
+    results: list[np.ndarray] = []
+    lock = threading.Lock()
+
+    def worker():
+        local = [backend_sdk.rand(400, generator=g).numpy() for _ in range(50)]
+        with lock:
+            results.extend(local)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert g.get_offset() == 6 * 50 * 100  # every call reserved its own 100 counters
+    # Together the calls produced exactly the first 30000 counters' values, each once.
+    everything = np.sort(np.concatenate(results))
+    reference = np.sort(((words32(12, 0, 6 * 50 * 400) >> 8).astype(np.float64) * 2.0 ** -24).astype(np.float32))
+    np.testing.assert_array_equal(everything, reference)

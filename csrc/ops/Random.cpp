@@ -560,6 +560,36 @@ Tensor normal_float_float(double mean, double stddev, IntArrayRef size, const Op
 }
 
 }  // namespace
+
+Tensor rand(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
+            std::optional<Device> device) {
+  static const auto op = typed<Tensor(IntArrayRef, const OptGen&, OptDtype, OptLayout, OptDevice, OptBool)>(
+      "aten::rand.generator");
+  return op.call(size, generator, dtype, std::nullopt, device, std::nullopt);
+}
+Tensor randn(IntArrayRef size, const std::optional<Generator>& generator, std::optional<ScalarType> dtype,
+             std::optional<Device> device) {
+  static const auto op = typed<Tensor(IntArrayRef, const OptGen&, OptDtype, OptLayout, OptDevice, OptBool)>(
+      "aten::randn.generator");
+  return op.call(size, generator, dtype, std::nullopt, device, std::nullopt);
+}
+Tensor randint(int64_t low, int64_t high, IntArrayRef size, const std::optional<Generator>& generator,
+               std::optional<ScalarType> dtype, std::optional<Device> device) {
+  static const auto op =
+      typed<Tensor(int64_t, int64_t, IntArrayRef, const OptGen&, OptDtype, OptLayout, OptDevice, OptBool)>(
+          "aten::randint.low_generator");
+  return op.call(low, high, size, generator, dtype.value_or(ScalarType::Int64), std::nullopt, device, std::nullopt);
+}
+Tensor uniform_(const Tensor& self, double from, double to, const std::optional<Generator>& generator) {
+  return call_uniform_(self, from, to, generator);
+}
+Tensor normal_(const Tensor& self, double mean, double stddev, const std::optional<Generator>& generator) {
+  return call_normal_(self, mean, stddev, generator);
+}
+Tensor bernoulli_(const Tensor& self, double p, const std::optional<Generator>& generator) {
+  return call_bernoulli_float_(self, p, generator);
+}
+
 }  // namespace sdk::ops
 
 SDK_LIBRARY_FRAGMENT(aten, m) {

@@ -43,4 +43,19 @@ SDK_API void philox_bernoulli_fill(const Tensor& self, double p, const Tensor& p
 // -log(1 - u) / lambd.
 SDK_API void philox_exponential_fill(const Tensor& self, double lambd, uint64_t seed, uint64_t offset);
 
+// ---- the operators, through the dispatcher (any backend) ----
+SDK_API Tensor rand(IntArrayRef size, const std::optional<Generator>& generator = std::nullopt,
+                    std::optional<ScalarType> dtype = std::nullopt, std::optional<Device> device = std::nullopt);
+SDK_API Tensor randn(IntArrayRef size, const std::optional<Generator>& generator = std::nullopt,
+                     std::optional<ScalarType> dtype = std::nullopt, std::optional<Device> device = std::nullopt);
+// Integers in [low, high); dtype defaults to int64.
+SDK_API Tensor randint(int64_t low, int64_t high, IntArrayRef size,
+                       const std::optional<Generator>& generator = std::nullopt,
+                       std::optional<ScalarType> dtype = std::nullopt, std::optional<Device> device = std::nullopt);
+SDK_API Tensor uniform_(const Tensor& self, double from = 0.0, double to = 1.0,
+                        const std::optional<Generator>& generator = std::nullopt);
+SDK_API Tensor normal_(const Tensor& self, double mean = 0.0, double stddev = 1.0,
+                       const std::optional<Generator>& generator = std::nullopt);
+SDK_API Tensor bernoulli_(const Tensor& self, double p, const std::optional<Generator>& generator = std::nullopt);
+
 }  // namespace sdk::ops
