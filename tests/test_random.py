@@ -309,6 +309,12 @@ def test_bernoulli_exponential_random_statistics():
     assert i8.min() == -5 and i8.max() == 4
     t = backend_sdk.empty(1000, dtype=backend_sdk.int64).random_(10).numpy()
     assert t.min() == 0 and t.max() == 9
+    top = backend_sdk.empty(2000, dtype=backend_sdk.int8).random_(120, None).numpy()
+    assert top.min() == 120 and top.max() == 127  # to=None: up to the dtype's largest value
+    f = backend_sdk.empty(N).random_().numpy()
+    assert f.min() >= 0 and f.max() <= 2**24 and (f == np.round(f)).all() and f.max() > 2**23
+    full = backend_sdk.empty(1000, dtype=backend_sdk.int64).random_(-(2**63), None).numpy()
+    assert (full < 0).any() and (full > 0).any()  # the whole int64 range
 
 
 # ---------------------------------------------------------------------------

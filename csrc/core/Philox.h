@@ -37,9 +37,12 @@
 // on the output's strides; a device that runs the kernel later (an
 // asynchronous stream) gets the same numbers as long as it is given the
 // (seed, offset) reserved when the operator was called. Integer and uniform
-// values are bit-exact across devices; normal values go through log, cos
-// and sin and are exact where the device's math library rounds as the
-// host's does (otherwise within a few ulp).
+// values are bit-exact across devices when the device compiler does not
+// contract `from + u * span` into a fused multiply-add (build such kernels
+// with -ffp-contract=off / --fmad=false; from = 0, span = 1 is exact either
+// way); normal values go through log, cos and sin and are exact where the
+// device's math library rounds as the host's does (otherwise within a few
+// ulp).
 #pragma once
 
 #include <cmath>
@@ -123,6 +126,16 @@ SDK_PHILOX_HD inline double normal_from_block(const Block& b, uint64_t i) {
   double r = std::sqrt(-2.0 * std::log(1.0 - u1));
   double theta = 6.283185307179586476925286766559 * u2;
   return (i % 2 == 0) ? r * std::cos(theta) : r * std::sin(theta);
+}
+
+// Both normal values of a block: z0 (element 2k, cos) and z1 (element 2k + 1, sin).
+SDK_PHILOX_HD inline void normal_pair_from_block(const Block& b, double* z0, double* z1) {
+  double u1 = uniform_from_uint64(join(b.x[0], b.x[1]));
+  double u2 = uniform_from_uint64(join(b.x[2], b.x[3]));
+  double r = std::sqrt(-2.0 * std::log(1.0 - u1));
+  double theta = 6.283185307179586476925286766559 * u2;
+  *z0 = r * std::cos(theta);
+  *z1 = r * std::sin(theta);
 }
 
 // ---- element i of an operator that reserved (seed, offset) ----

@@ -93,8 +93,9 @@ struct BlockCache {
   }
 };
 
-// Fills self's elements in row-major logical order: f(cache, i) -> T. A
-// non-contiguous self is filled through a contiguous buffer.
+// Fills self's elements in row-major logical order: f(cache, i) -> T (each
+// chunk of the parallel loop calls its own copy of f). A non-contiguous self
+// is filled through a contiguous buffer.
 template <typename T, typename F>
 void fill_logical(const Tensor& self, uint64_t seed, uint64_t offset, const F& f) {
   int64_t n = self.numel();
@@ -104,7 +105,8 @@ void fill_logical(const Tensor& self, uint64_t seed, uint64_t offset, const F& f
   T* p = buf.data_ptr<T>();
   parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
     BlockCache cache{seed, offset};
-    for (int64_t i = b; i < e; ++i) p[i] = f(cache, static_cast<uint64_t>(i));
+    F fn = f;  // per-chunk copy: f may keep per-chunk state (a mutable lambda)
+    for (int64_t i = b; i < e; ++i) p[i] = fn(cache, static_cast<uint64_t>(i));
   });
   if (!buf.is_same(self)) copy_(self, buf);
 }
@@ -132,8 +134,11 @@ void philox_uniform_fill(const Tensor& self, double from, double to, uint64_t se
           return from + philox::uniform_from_uint64(c.word64(i)) * span;
         });
       } else {
+        // uniform_from_uint32(w, digits), with the scale computed once
+        const int shift = 32 - digits;
+        const double scale = std::ldexp(1.0, -digits);
         fill_logical<scalar_t>(self, seed, offset, [&](BlockCache& c, uint64_t i) {
-          return cast_to<scalar_t>(from + philox::uniform_from_uint32(c.word32(i), digits) * span);
+          return cast_to<scalar_t>(from + static_cast<double>(c.word32(i) >> shift) * scale * span);
         });
       }
     } else {
@@ -146,8 +151,18 @@ void philox_normal_fill(const Tensor& self, double mean, double stddev, uint64_t
   SDK_DISPATCH_ALL_TYPES(self.dtype(), "normal_", [&] {
     if constexpr (std::is_floating_point_v<scalar_t> || std::is_same_v<scalar_t, Half> ||
                   std::is_same_v<scalar_t, BFloat16>) {
-      fill_logical<scalar_t>(self, seed, offset, [&](BlockCache& c, uint64_t i) {
-        return cast_to<scalar_t>(mean + stddev * philox::normal_from_block(c.at(i / 2), i));
+      // Both values of a block (cos and sin) are computed once, on its first element.
+      struct Pair {
+        uint64_t block = ~uint64_t{0};
+        double z[2];
+      };
+      fill_logical<scalar_t>(self, seed, offset, [&, pair = Pair()](BlockCache& c, uint64_t i) mutable {
+        if (pair.block != i / 2) {
+          pair.block = i / 2;
+          const philox::Block& b = c.at(i / 2);
+          philox::normal_pair_from_block(b, &pair.z[0], &pair.z[1]);
+        }
+        return cast_to<scalar_t>(mean + stddev * pair.z[i % 2]);
       });
     } else {
       SDK_THROW(Type, "normal_: expected a floating point tensor, got ", scalar_type_name(self.dtype()));
