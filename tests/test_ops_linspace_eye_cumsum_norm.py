@@ -188,3 +188,16 @@ def test_norm_errors():
 def test_meta_results_match_cpu_metadata(build):
     cpu, meta = build("cpu"), build("meta")
     assert meta.is_meta and meta.shape == cpu.shape and meta.dtype == cpu.dtype and meta.stride() == cpu.stride()
+
+
+@pytest.mark.parametrize("p", [2, 1, float("inf"), float("-inf"), 0, 3])
+def test_norm_of_a_long_row_and_nan(p):
+    a = rng.standard_normal(300_001).astype(np.float32)  # one long row: the chunked parallel path
+    a[7] = 0.0
+    with np.errstate(divide="ignore"):
+        ref = np.linalg.norm(a.astype(np.float64), ord=p)
+    np.testing.assert_allclose(backend_sdk.linalg_vector_norm(t(a), p).numpy(), ref, rtol=1e-5)
+    half = t(a[:1000].astype(np.float16))
+    np.testing.assert_allclose(backend_sdk.linalg_vector_norm(half, p, dtype=backend_sdk.float32).numpy(),
+                               np.linalg.norm(a[:1000].astype(np.float16).astype(np.float64), ord=p), rtol=1e-3)
+    assert np.isnan(backend_sdk.linalg_vector_norm(t([1.0, float("nan"), 2.0]), p).item()) or p == 0

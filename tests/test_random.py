@@ -475,3 +475,19 @@ def test_one_generator_shared_by_threads_hands_out_disjoint_counters():
     everything = np.sort(np.concatenate(results))
     reference = np.sort(((words32(12, 0, 6 * 50 * 400) >> 8).astype(np.float64) * 2.0 ** -24).astype(np.float32))
     np.testing.assert_array_equal(everything, reference)
+
+
+def test_like_factories_with_a_generator():
+    base = backend_sdk.zeros(3, 5, dtype=backend_sdk.float64)
+
+    def gen():
+        return backend_sdk.Generator().manual_seed(6)
+
+    np.testing.assert_array_equal(backend_sdk.rand_like(base, generator=gen()).numpy(),
+                                  backend_sdk.rand(3, 5, generator=gen(), dtype=backend_sdk.float64).numpy())
+    np.testing.assert_array_equal(backend_sdk.randn_like(base, generator=gen()).numpy(),
+                                  backend_sdk.randn(3, 5, generator=gen(), dtype=backend_sdk.float64).numpy())
+    np.testing.assert_array_equal(backend_sdk.randint_like(base, 9, generator=gen()).numpy(),
+                                  backend_sdk.randint(9, (3, 5), generator=gen(), dtype=backend_sdk.float64).numpy())
+    np.testing.assert_array_equal(backend_sdk.randint_like(base, 2, 9, generator=gen()).numpy(),
+                                  backend_sdk.randint(2, 9, (3, 5), generator=gen(), dtype=backend_sdk.float64).numpy())

@@ -2,12 +2,13 @@
 // overloads (CompositeExplicitAutograd over linalg_vector_norm).
 //
 // ord: 2 (Euclidean), 1, inf (max |x|), -inf (min |x|), 0 (number of
-// non-zeros), any other p: (sum |x|^p)^(1/p). The CPU kernel gathers the
-// reduced elements of each result element into a contiguous float64 buffer
-// (kept dims first, reduced dims last) and reduces each row in double.
+// non-zeros), any other p: (sum |x|^p)^(1/p). The CPU kernel views the input
+// with its kept dims first and reduced dims last (copying it only when that
+// view is not contiguous) and reduces each row in double.
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "dispatch/Library.h"
 #include "ops/Functions.h"
@@ -63,34 +64,98 @@ std::string ord_str(double ord) {
   return os.str();
 }
 
-double reduce_row(const double* x, int64_t n, double ord) {
-  if (ord == 2.0) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
-    return std::sqrt(s);
+// A row is reduced into a partial (sum of squares, sum of |x|, max |x|,
+// min |x|, count of non-zeros or sum of |x|^p by ord), partials combine, and
+// finish turns the combined partial into the norm.
+enum class NormKind { Two, One, Inf, NegInf, Zero, P };
+
+NormKind norm_kind(double ord) {
+  if (ord == 2.0) return NormKind::Two;
+  if (ord == 1.0) return NormKind::One;
+  if (std::isinf(ord)) return ord > 0 ? NormKind::Inf : NormKind::NegInf;
+  if (ord == 0.0) return NormKind::Zero;
+  return NormKind::P;
+}
+
+double norm_init(NormKind k) {
+  return k == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
+double norm_combine(NormKind k, double a, double b) {
+  switch (k) {
+    case NormKind::Inf: return (std::isnan(a) || std::isnan(b)) ? std::nan("") : std::max(a, b);
+    case NormKind::NegInf: return (std::isnan(a) || std::isnan(b)) ? std::nan("") : std::min(a, b);
+    default: return a + b;
   }
-  if (ord == 1.0) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += std::fabs(x[i]);
-    return s;
+}
+
+double norm_finish(NormKind k, double acc, double ord) {
+  switch (k) {
+    case NormKind::Two: return std::sqrt(acc);
+    case NormKind::P: return std::pow(acc, 1.0 / ord);
+    default: return acc;
   }
-  if (std::isinf(ord)) {
-    double m = ord > 0 ? 0.0 : std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < n; ++i) {
-      double a = std::fabs(x[i]);
-      if (std::isnan(a)) return a;
-      m = ord > 0 ? std::max(m, a) : std::min(m, a);
-    }
-    return m;
+}
+
+template <typename T>
+double as_double(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
   }
-  if (ord == 0.0) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) s += (x[i] != 0.0) ? 1.0 : 0.0;  // NaN counts as non-zero
-    return s;
+}
+
+template <typename T>
+double norm_partial(const T* x, int64_t n, NormKind k, double ord) {
+  double acc = norm_init(k);
+  switch (k) {
+    case NormKind::Two:
+      for (int64_t i = 0; i < n; ++i) {
+        double v = as_double(x[i]);
+        acc += v * v;
+      }
+      return acc;
+    case NormKind::One:
+      for (int64_t i = 0; i < n; ++i) acc += std::fabs(as_double(x[i]));
+      return acc;
+    case NormKind::Zero:
+      for (int64_t i = 0; i < n; ++i) acc += as_double(x[i]) != 0.0 ? 1.0 : 0.0;  // NaN counts as non-zero
+      return acc;
+    case NormKind::P:
+      for (int64_t i = 0; i < n; ++i) acc += std::pow(std::fabs(as_double(x[i])), ord);
+      return acc;
+    default:
+      for (int64_t i = 0; i < n; ++i) acc = norm_combine(k, acc, std::fabs(as_double(x[i])));
+      return acc;
   }
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += std::pow(std::fabs(x[i]), ord);
-  return std::pow(s, 1.0 / ord);
+}
+
+// Rows of n contiguous elements -> out_numel norms (double). One long row is
+// cut into a fixed number of chunks combined in order, so the result does not
+// depend on the thread count.
+template <typename T>
+void norm_rows(const T* x, int64_t rows, int64_t n, double ord, double* out) {
+  NormKind k = norm_kind(ord);
+  if (rows == 1 && n >= 2 * kParallelGrain) {
+    constexpr int64_t kChunks = 16;
+    double partial[kChunks];
+    int64_t chunk = (n + kChunks - 1) / kChunks;
+    parallel_for(0, kChunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        int64_t lo = std::min(n, c * chunk), hi = std::min(n, lo + chunk);
+        partial[c] = norm_partial(x + lo, hi - lo, k, ord);
+      }
+    });
+    double acc = norm_init(k);
+    for (double part : partial) acc = norm_combine(k, acc, part);
+    out[0] = norm_finish(k, acc, ord);
+    return;
+  }
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) out[o] = norm_finish(k, norm_partial(x + o * n, n, k, ord), ord);
+  });
 }
 
 Tensor vector_norm_impl(const Tensor& self, const Scalar& ord_s, std::optional<IntArrayRef> dim, bool keepdim,
@@ -107,15 +172,16 @@ Tensor vector_norm_impl(const Tensor& self, const Scalar& ord_s, std::optional<I
                   " norm on an empty tensor because the operation does not have an identity");
   Tensor out = make_tensor(p.out_sizes, t, self.device());
   if (self.is_meta() || out.numel() == 0) return out;
+  // Kept dims first, reduced dims last: each result element reduces one contiguous row.
   Tensor view = make_view(self, p.view_sizes, p.view_strides, self.storage_offset(), op);
-  Tensor buf = copy_(make_tensor(p.view_sizes, ScalarType::Float64, self.device()), view);
+  Tensor rows = view.is_contiguous() ? view : copy_(make_tensor(p.view_sizes, self.dtype(), self.device()), view);
   Tensor res = make_tensor({p.out_numel}, ScalarType::Float64, self.device());
-  const double* x = buf.data_ptr<double>();
   double* r = res.data_ptr<double>();
-  int64_t n = p.red_numel;
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
-  parallel_for(0, p.out_numel, grain, [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) r[o] = reduce_row(x + o * n, n, ord);
+  SDK_DISPATCH_ALL_TYPES(self.dtype(), op, [&] {
+    if constexpr (std::is_floating_point_v<scalar_t> || std::is_same_v<scalar_t, Half> ||
+                  std::is_same_v<scalar_t, BFloat16>) {
+      norm_rows(rows.data_ptr<scalar_t>(), p.out_numel, p.red_numel, ord, r);
+    }
   });
   return copy_(out, make_view(res, p.out_sizes, out.strides(), 0, op));
 }

@@ -3,7 +3,8 @@
 //   .Tensor), exponential_           CPU and Meta kernels (the primitives a
 //                                    device backend implements)
 //   rand, randn, randint, normal.float_float (and their .generator and out=
-//   overloads), rand_like, randn_like, randint_like, bernoulli (.p, .out),
+//   overloads), rand_like, randn_like, randint_like (and their .generator
+//   overloads), bernoulli (.p, .out),
 //   normal.Tensor_float/.float_Tensor/.Tensor_Tensor
 //                                    CompositeExplicitAutograd over empty and
 //                                    the primitives; the factories also have
@@ -448,10 +449,13 @@ Tensor rand_generator_out(IntArrayRef size, const OptGen& gen, const Tensor& out
   return call_uniform_(out, 0.0, 1.0, gen);
 }
 Tensor rand_out(IntArrayRef size, const Tensor& out) { return rand_generator_out(size, std::nullopt, out); }
+Tensor rand_like_generator(const Tensor& self, const OptGen& gen, OptDtype dtype, OptLayout layout, OptDevice device,
+                           OptBool pin, std::optional<int64_t> memory_format) {
+  return call_uniform_(empty_like_for("rand_like", self, dtype, layout, device, pin, memory_format), 0.0, 1.0, gen);
+}
 Tensor rand_like(const Tensor& self, OptDtype dtype, OptLayout layout, OptDevice device, OptBool pin,
                  std::optional<int64_t> memory_format) {
-  return call_uniform_(empty_like_for("rand_like", self, dtype, layout, device, pin, memory_format), 0.0, 1.0,
-                       std::nullopt);
+  return rand_like_generator(self, std::nullopt, dtype, layout, device, pin, memory_format);
 }
 
 // randn
@@ -467,10 +471,13 @@ Tensor randn_generator_out(IntArrayRef size, const OptGen& gen, const Tensor& ou
   return call_normal_(out, 0.0, 1.0, gen);
 }
 Tensor randn_out(IntArrayRef size, const Tensor& out) { return randn_generator_out(size, std::nullopt, out); }
+Tensor randn_like_generator(const Tensor& self, const OptGen& gen, OptDtype dtype, OptLayout layout,
+                            OptDevice device, OptBool pin, std::optional<int64_t> memory_format) {
+  return call_normal_(empty_like_for("randn_like", self, dtype, layout, device, pin, memory_format), 0.0, 1.0, gen);
+}
 Tensor randn_like(const Tensor& self, OptDtype dtype, OptLayout layout, OptDevice device, OptBool pin,
                   std::optional<int64_t> memory_format) {
-  return call_normal_(empty_like_for("randn_like", self, dtype, layout, device, pin, memory_format), 0.0, 1.0,
-                      std::nullopt);
+  return randn_like_generator(self, std::nullopt, dtype, layout, device, pin, memory_format);
 }
 
 // randint
@@ -503,14 +510,23 @@ Tensor randint_generator_out(int64_t high, IntArrayRef size, const OptGen& gen, 
 Tensor randint_out(int64_t high, IntArrayRef size, const Tensor& out) {
   return randint_low_generator_out(0, high, size, std::nullopt, out);
 }
+Tensor randint_like_low_generator(const Tensor& self, int64_t low, int64_t high, const OptGen& gen, OptDtype dtype,
+                                  OptLayout layout, OptDevice device, OptBool pin,
+                                  std::optional<int64_t> memory_format) {
+  return call_random_(empty_like_for("randint_like", self, dtype, layout, device, pin, memory_format), low, high, gen);
+}
 Tensor randint_like_low(const Tensor& self, int64_t low, int64_t high, OptDtype dtype, OptLayout layout,
                         OptDevice device, OptBool pin, std::optional<int64_t> memory_format) {
-  return call_random_(empty_like_for("randint_like", self, dtype, layout, device, pin, memory_format), low, high,
-                      std::nullopt);
+  return randint_like_low_generator(self, low, high, std::nullopt, dtype, layout, device, pin, memory_format);
+}
+Tensor randint_like_high_generator(const Tensor& self, int64_t high, const OptGen& gen, OptDtype dtype,
+                                   OptLayout layout, OptDevice device, OptBool pin,
+                                   std::optional<int64_t> memory_format) {
+  return randint_like_low_generator(self, 0, high, gen, dtype, layout, device, pin, memory_format);
 }
 Tensor randint_like_high(const Tensor& self, int64_t high, OptDtype dtype, OptLayout layout, OptDevice device,
                          OptBool pin, std::optional<int64_t> memory_format) {
-  return randint_like_low(self, 0, high, dtype, layout, device, pin, memory_format);
+  return randint_like_low_generator(self, 0, high, std::nullopt, dtype, layout, device, pin, memory_format);
 }
 
 // bernoulli
@@ -628,6 +644,8 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)");
   m.def("rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
   m.def("randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None) -> Tensor");
   m.def("randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
@@ -636,6 +654,8 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("randn.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)");
   m.def("randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
   m.def("randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None) -> Tensor");
   m.def("randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, "
@@ -653,6 +673,11 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
         "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
   m.def("randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, "
         "Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("randint_like.generator(Tensor self, SymInt high, *, Generator? generator, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, Generator? generator, "
+        "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor");
   m.def("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor");
   m.def("bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
   m.def("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor");
@@ -684,6 +709,10 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("randint.low_generator_out", composite, &randint_low_generator_out);
   m.impl("randint_like", composite, &randint_like_high);
   m.impl("randint_like.low_dtype", composite, &randint_like_low);
+  m.impl("rand_like.generator", composite, &rand_like_generator);
+  m.impl("randn_like.generator", composite, &randn_like_generator);
+  m.impl("randint_like.generator", composite, &randint_like_high_generator);
+  m.impl("randint_like.low_generator_dtype", composite, &randint_like_low_generator);
   m.impl("bernoulli", composite, &bernoulli_plain);
   m.impl("bernoulli.out", composite, &bernoulli_out);
   m.impl("bernoulli.p", composite, &bernoulli_p);
