@@ -33,9 +33,13 @@ from ._factories import (
     zeros, zeros_like,
 )
 from ._ops import ops
+from ._C import Generator
 from ._size import Size
 from ._tensor import Tensor, UntypedStorage
 from . import library, utils
+from . import nn, random
+from ._norm import norm
+from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = "0.1.0"
 
@@ -108,4 +112,5 @@ def _install_operator_functions() -> None:
             namespace[name] = packet
 
 
+Tensor.norm = norm  # torch.norm's signature (p='fro', dim as int or list)
 _install_operator_functions()

@@ -13,6 +13,7 @@
 //   Device          Device                   Device?     std::optional<Device>
 //   str             std::string_view         int[]?      std::optional<IntArrayRef>
 //   Layout?/MemoryFormat?   std::optional<int64_t>
+//   Generator?      const std::optional<Generator>&
 // and returns Tensor, std::tuple<Tensor, ...>, std::vector<Tensor>, void,
 // or a Scalar/double/int64_t/bool. A kernel may take `DispatchKeySet` as its
 // first parameter to redispatch. Caller and kernel must use the same
@@ -53,6 +54,7 @@ SDK_IVALUE_TO(Device, v.to_device())
 SDK_IVALUE_TO(std::string_view, std::string_view(v.to_string()))
 SDK_IVALUE_TO(IntArrayRef, IntArrayRef(v.to_int_list()))
 SDK_IVALUE_TO(TensorList, TensorList(v.to_tensor_list()))
+SDK_IVALUE_TO(Generator, v.to_generator())
 #undef SDK_IVALUE_TO
 
 template <typename T>
@@ -76,6 +78,7 @@ inline IValue to_ivalue(Device v) { return IValue(v); }
 inline IValue to_ivalue(std::string_view v) { return IValue(std::string(v)); }
 inline IValue to_ivalue(IntArrayRef v) { return IValue(v.vec()); }
 inline IValue to_ivalue(TensorList v) { return IValue(v.vec()); }
+inline IValue to_ivalue(const Generator& v) { return IValue(v); }
 template <typename T>
 IValue to_ivalue(const std::optional<T>& v) {
   return v ? to_ivalue(*v) : IValue();

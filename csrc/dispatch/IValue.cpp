@@ -20,7 +20,7 @@ IValue::IValue(const Scalar& s) {
 
 const char* IValue::tag_name() const {
   static const char* names[] = {"None",   "Tensor", "float",  "int",      "bool",   "str",
-                                "Device", "int[]",  "float[]", "Tensor[]", "list"};
+                                "Device", "int[]",  "float[]", "Tensor[]", "list", "Generator"};
   return names[v_.index()];
 }
 
@@ -90,6 +90,9 @@ std::string IValue::repr() const {
       os << "]";
       break;
     }
+    case Tag::Generator:
+      os << "Generator(device=" << to_generator()->device() << ")";
+      break;
   }
   return os.str();
 }

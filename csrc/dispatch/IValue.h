@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/Scalar.h"
+#include "tensor/Generator.h"
 #include "tensor/Tensor.h"
 
 namespace sdk {
@@ -22,7 +23,8 @@ using GenericList = std::vector<IValue>;
 
 class SDK_API IValue {
  public:
-  enum class Tag : uint8_t { None, Tensor, Double, Int, Bool, String, Device, IntList, DoubleList, TensorList, GenericList };
+  enum class Tag : uint8_t { None, Tensor, Double, Int, Bool, String, Device, IntList, DoubleList, TensorList, GenericList,
+                           Generator };
 
   IValue() = default;  // None
   IValue(std::nullopt_t) {}  // NOLINT
@@ -41,6 +43,7 @@ class SDK_API IValue {
   IValue(std::vector<double> v) : v_(std::move(v)) {}  // NOLINT
   IValue(std::vector<Tensor> v) : v_(std::move(v)) {}  // NOLINT
   IValue(GenericList v) : v_(std::move(v)) {}  // NOLINT
+  IValue(sdk::Generator g) : v_(std::move(g)) {}  // NOLINT
   template <typename T>
   IValue(std::optional<T> o) {  // NOLINT
     if (o) *this = IValue(std::move(*o));
@@ -60,6 +63,7 @@ class SDK_API IValue {
   bool is_double_list() const { return tag() == Tag::DoubleList; }
   bool is_tensor_list() const { return tag() == Tag::TensorList; }
   bool is_list() const { return tag() == Tag::GenericList; }
+  bool is_generator() const { return tag() == Tag::Generator; }
 
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
   Tensor& to_tensor() { return const_cast<Tensor&>(std::as_const(*this).get<Tensor>("Tensor")); }
@@ -74,6 +78,7 @@ class SDK_API IValue {
   const std::vector<double>& to_double_list() const { return get<std::vector<double>>("float[]"); }
   const std::vector<Tensor>& to_tensor_list() const { return get<std::vector<Tensor>>("Tensor[]"); }
   const GenericList& to_list() const { return get<GenericList>("list"); }
+  const sdk::Generator& to_generator() const { return get<sdk::Generator>("Generator"); }
   GenericList& to_list() { return const_cast<GenericList&>(std::as_const(*this).get<GenericList>("list")); }
 
   std::string repr() const;  // for debugging and error messages
@@ -87,7 +92,7 @@ class SDK_API IValue {
   [[noreturn]] void type_error(const char* expected) const;
 
   std::variant<std::monostate, Tensor, double, int64_t, bool, std::string, Device, std::vector<int64_t>,
-               std::vector<double>, std::vector<Tensor>, GenericList>
+               std::vector<double>, std::vector<Tensor>, GenericList, sdk::Generator>
       v_;
 };
 

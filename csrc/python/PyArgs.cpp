@@ -5,6 +5,7 @@
 
 #include "core/Exception.h"
 #include "python/PyCore.h"
+#include "python/PyGenerator.h"
 #include "python/PyTensor.h"
 
 namespace sdk::python {
@@ -200,8 +201,12 @@ bool to_ivalue(PyObject* obj, const Type& type, IValue* out, bool numbers_as_ten
     }
     case TypeKind::List:
       return to_list(obj, type, out);
-    case TypeKind::Generator:
-      return false;  // only None (through Optional) until generators exist
+    case TypeKind::Generator: {
+      Generator g;
+      if (!unpack_generator(obj, &g)) return false;
+      *out = IValue(std::move(g));
+      return true;
+    }
     case TypeKind::NoneType:
       if (obj != Py_None) return false;
       *out = IValue();
@@ -251,6 +256,8 @@ PyObject* from_ivalue(const IValue& v) {
       for (size_t i = 0; i < l.size(); ++i) PyList_SET_ITEM(out, i, from_ivalue(l[i]));
       return out;
     }
+    case IValue::Tag::Generator:
+      return wrap_generator(v.to_generator());
   }
   Py_RETURN_NONE;
 }

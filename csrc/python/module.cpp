@@ -16,6 +16,7 @@ void init_interop(py::module_& m);
 void init_testing(py::module_& m);
 void init_runtime(py::module_& m);
 void init_blas(py::module_& m);
+void init_generator(py::module_& m);
 
 namespace {
 // Routes C++ warnings (sdk::warn) to Python's warnings module.
@@ -42,6 +43,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_testing(m);
   sdk::python::init_runtime(m);
   sdk::python::init_blas(m);
+  sdk::python::init_generator(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);
 }
