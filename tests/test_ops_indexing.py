@@ -94,7 +94,11 @@ def index_cases(draw, for_setitem=False):
             d += k
     if used_ellipsis:
         # Where an ellipsis is valid whatever the items: at the end, or anywhere when the items use every dim.
-        pos = draw(st.integers(0, len(items))) if d == ndim else len(items)
+        # (numpy also counts an empty ellipsis between two advanced indices as separating them; PyTorch
+        # looks at dims only: see test_empty_ellipsis_between_advanced_indices_keeps_them_adjacent.)
+        adv_pos = [i for i, item in enumerate(items) if isinstance(item, tuple)]
+        allowed = [p for p in range(len(items) + 1) if not adv_pos or p <= adv_pos[0] or p > adv_pos[-1]]
+        pos = draw(st.sampled_from(allowed)) if d == ndim else len(items)
         items.insert(pos, Ellipsis)
     return shape, dtype, layout, form, items
 
@@ -175,6 +179,14 @@ def test_adjacent_and_separated_advanced_indices_place_dims_like_pytorch():
         ours = t[tuple(backend_sdk.tensor(x) if isinstance(x, np.ndarray) else x for x in index)]
         assert tuple(ours.shape) == arr[index].shape, index
         np.testing.assert_array_equal(ours.numpy(), arr[index])
+
+
+def test_empty_ellipsis_between_advanced_indices_keeps_them_adjacent():
+    # PyTorch decides adjacency by the indexed dims; numpy would treat the ellipsis as a separator.
+    t = backend_sdk.arange(24).reshape(2, 3, 4)
+    got = t[:, [[0, 1]], ..., [[2, 3]]]
+    assert tuple(got.shape) == (2, 1, 2)
+    np.testing.assert_array_equal(got.numpy(), np.arange(24).reshape(2, 3, 4)[:, [[0, 1]], [[2, 3]]])
 
 
 def test_int_with_advanced_index_is_applied_first_as_in_pytorch():
@@ -295,6 +307,27 @@ def test_optional_tensor_list_binds_for_python_kernels(ns):
         r = getattr(ops, ns).pick(t, [None, backend_sdk.tensor([2])])
     assert seen == [[None, [2]]]
     assert r.tolist() == [[2], [5]]
+
+
+def test_optional_tensor_list_boxes_from_cpp_calls():
+    """A C++ caller (the index_put composite) reaching a boxed kernel passes Tensor?[] as tensors and Nones."""
+    from backend_sdk.library import Library
+
+    seen = []
+
+    def spy(self, indices, values, accumulate=False):
+        seen.append([None if i is None else i.tolist() for i in indices])
+        return self
+
+    lib = Library("aten", "IMPL", "AutogradCPU")  # in front of the CPU kernel for CPU tensors
+    try:
+        lib.impl("index_put_", spy)
+        backend_sdk.index_put(backend_sdk.zeros(2, 3), [None, backend_sdk.tensor([1])], backend_sdk.tensor(1.0))
+    finally:
+        lib._destroy()
+    assert seen == [[None, [1]]]
+    r = backend_sdk.index_put(backend_sdk.zeros(2, 3), [None, backend_sdk.tensor([1])], backend_sdk.tensor(1.0))
+    assert r.tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]
 
 
 # ---------------------------------------------------------------------------
