@@ -359,6 +359,8 @@ class Tensor(_C.TensorBase):
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value``: copy_/fill_ into the view for basic indices, ``aten::index_put_`` otherwise.
         value (a tensor, a number or nested lists) broadcasts to the indexed shape and is cast to self's dtype."""
+        if index is False:  # PyTorch: nothing to write (the value is not even checked)
+            return
         target, indices = _apply_slicing(self, index)
         if not indices:
             if isinstance(value, Tensor):
@@ -440,6 +442,18 @@ def _strip_leading_ones(value: Tensor, ndim: int | None) -> Tensor:
     return value._restride(value.shape[lead:], value.stride()[lead:], value.storage_offset())
 
 
+def _sequence_as_tuple(index: Any) -> bool:
+    """PyTorch's (and old numpy's) treatSequenceAsTuple: a short list holding a tensor, a sequence, a slice,
+    None or Ellipsis is a tuple of indices (``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``), any other list
+    is one integer/bool index."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, np.ndarray, slice, str)) or i is None or i is Ellipsis
+               for i in index)
+
+
 def _apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Tensor | None]]:
     """Applies the basic parts of an index (ints, slices, None, Ellipsis) as views and collects the
     advanced parts (tensors, lists, arrays, bools) as aten::index indices, PyTorch's applySlicing.
@@ -447,7 +461,7 @@ def _apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Tensor | None]]:
     Returns the view and the index list (empty when there are no advanced parts); entry i of the list
     indexes dim i of the view, a k-dim mask covering k dims.
     """
-    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(index) if _sequence_as_tuple(index) else (index,)
     converted: list[Any] = []
     consumed = 0
     ellipses = 0

@@ -223,6 +223,18 @@ def test_multi_dim_mask_followed_by_int_and_slice():
     np.testing.assert_array_equal(t[backend_sdk.tensor(mask), 1:3].numpy(), arr[mask, 1:3])
 
 
+def test_short_lists_of_sequences_are_tuples_as_in_pytorch():
+    arr = np.arange(12).reshape(3, 4)
+    t = backend_sdk.tensor(arr)
+    np.testing.assert_array_equal(t[[[0, 1], [1, 0]]].numpy(), arr[[0, 1], [1, 0]])
+    np.testing.assert_array_equal(t[[0, None]].numpy(), arr[0, None])
+    np.testing.assert_array_equal(t[[slice(1, 3), 2]].numpy(), arr[1:3, 2])
+    np.testing.assert_array_equal(t[[2, 0]].numpy(), arr[[2, 0]])  # plain ints: one index
+    t[[[0, 2], [3, 3]]] = -1
+    assert t[0, 3].item() == -1 and t[2, 3].item() == -1 and (t == -1).sum().item() == 2
+    t[False] = backend_sdk.ones(7)  # nothing written, the value is not checked (PyTorch)
+
+
 def test_empty_list_index_selects_nothing():
     t = backend_sdk.arange(4.0)
     assert t[[]].shape == (0,) and t[[]].dtype == backend_sdk.float32

@@ -172,32 +172,65 @@ bool nonzero_elem(T v) {
   }
 }
 
-// [n, ndim] int64 coordinates of the non-zero elements, in row-major order.
-Tensor nonzero_cpu(const Tensor& self) {
-  const int64_t ndim = self.dim();
-  std::vector<int64_t> offs = offsets_of(self.sizes(), self.strides());
-  const int64_t numel = static_cast<int64_t>(offs.size());
-  std::vector<uint8_t> flags(static_cast<size_t>(numel));
-  SDK_DISPATCH_ALL_TYPES(self.dtype(), "nonzero", [&] {
-    const scalar_t* data = self.data_ptr<scalar_t>();
-    parallel_for(0, numel, kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) flags[i] = nonzero_elem(data[offs[i]]);
-    });
-  });
-  int64_t count = 0;
-  for (uint8_t f : flags) count += f;
-  Tensor out = make_tensor({count, ndim}, ScalarType::Int64, self.device());
-  int64_t* o = out.data_ptr<int64_t>();
-  DimVector coord(static_cast<size_t>(ndim), 0);
-  for (int64_t i = 0; i < numel; ++i) {
-    if (flags[i]) {
-      for (int64_t d = 0; d < ndim; ++d) *o++ = coord[d];
-    }
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      if (++coord[d] < self.size(d)) break;
+// Calls row(outer_offset, outer_linear) for each row of t (all dims but the last,
+// row-major), outer_offset in elements; rows of a 0-d tensor: one of one element.
+template <typename F>
+void for_each_row(IntArrayRef sizes, IntArrayRef strides, const F& row) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  if (nd <= 1) {
+    row(int64_t{0}, int64_t{0});
+    return;
+  }
+  int64_t rows = 1;
+  for (int64_t d = 0; d < nd - 1; ++d) rows *= sizes[d];
+  if (rows == 0) return;
+  DimVector coord(static_cast<size_t>(nd - 1), 0);
+  int64_t off = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    row(off, r);
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      off += strides[d];
+      if (++coord[d] < sizes[d]) break;
+      off -= strides[d] * sizes[d];
       coord[d] = 0;
     }
   }
+}
+
+// [n, ndim] int64 coordinates of the non-zero elements, in row-major order:
+// one pass counts, a second writes, both row by row along the last dim.
+Tensor nonzero_cpu(const Tensor& self) {
+  const int64_t ndim = self.dim();
+  const int64_t inner = ndim ? self.size(ndim - 1) : 1;
+  const int64_t istride = ndim ? self.stride(ndim - 1) : 1;
+  Tensor out;
+  SDK_DISPATCH_ALL_TYPES(self.dtype(), "nonzero", [&] {
+    const scalar_t* data = self.data_ptr<scalar_t>();
+    int64_t count = 0;
+    if (self.numel() > 0) {
+      for_each_row(self.sizes(), self.strides(), [&](int64_t off, int64_t) {
+        const scalar_t* p = data + off;
+        for (int64_t j = 0; j < inner; ++j) count += nonzero_elem(p[j * istride]);
+      });
+    }
+    out = make_tensor({count, ndim}, ScalarType::Int64, self.device());
+    if (count == 0) return;
+    int64_t* o = out.data_ptr<int64_t>();
+    DimVector coord(static_cast<size_t>(ndim), 0);
+    for_each_row(self.sizes(), self.strides(), [&](int64_t off, int64_t r) {
+      // the row's coordinates (all dims but the last) from its row-major number
+      for (int64_t d = ndim - 2, rem = r; d >= 0; --d) {
+        coord[d] = rem % self.size(d);
+        rem /= self.size(d);
+      }
+      const scalar_t* p = data + off;
+      for (int64_t j = 0; j < inner; ++j) {
+        if (!nonzero_elem(p[j * istride])) continue;
+        for (int64_t d = 0; d + 1 < ndim; ++d) *o++ = coord[d];
+        if (ndim) *o++ = j;
+      }
+    });
+  });
   return out;
 }
 
@@ -228,6 +261,7 @@ struct IndexPlan {
   size_t n_pre = 0, n_post = 0;     // result dims before and after B
   DimVector pre_dims, post_dims;    // src dims they come from
   std::vector<int64_t> pre_off, b_off, post_off;  // element offsets into src (CPU only)
+  bool post_contiguous = false;                   // post_off[q] == q: the post dims are one dense block
 };
 
 // A [n] int64 tensor of zeros: how a 0-d mask indexes the dim it inserts.
@@ -327,6 +361,10 @@ IndexPlan plan_index(const char* op, const Tensor& self, OptionalTensorList indi
   };
   p.pre_off = offsets_of(sub(p.pre_dims, false), sub(p.pre_dims, true));
   p.post_off = offsets_of(sub(p.post_dims, false), sub(p.post_dims, true));
+  p.post_contiguous = true;
+  for (size_t q = 0; q < p.post_off.size() && p.post_contiguous; ++q) {
+    p.post_contiguous = p.post_off[q] == static_cast<int64_t>(q);
+  }
   int64_t nb = 1;
   for (int64_t s : p.bshape) nb *= s;
   p.b_off.assign(static_cast<size_t>(nb), 0);
@@ -360,11 +398,16 @@ void run_index(const IndexPlan& p, const Tensor& out) {
     const int64_t* bo = p.b_off.data();
     const int64_t* post = p.post_off.data();
     int64_t grain = std::max<int64_t>(1, kParallelGrain / npost);
+    const bool block = p.post_contiguous;
     parallel_for(0, npre * nb, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const U* base = in + pre[r / nb] + bo[r % nb];
         U* dst = o + r * npost;
-        for (int64_t q = 0; q < npost; ++q) dst[q] = base[post[q]];
+        if (block) {
+          std::memcpy(dst, base, static_cast<size_t>(npost) * sizeof(U));
+        } else {
+          for (int64_t q = 0; q < npost; ++q) dst[q] = base[post[q]];
+        }
       }
     });
   });
@@ -570,48 +613,46 @@ void scatter_shape_check(const char* op, const Tensor& self, int64_t dim, const 
   }
 }
 
-// Walks index's elements, calling f(self_offset, index_pos_offset_in_other) with
-// self/out offset (element) computed from the index value along dim and the
-// multi-index elsewhere, and the offset of the same multi-index in `other`
-// (src for scatter, out for gather; strides given).
+// Walks index's elements in row-major order, calling f(self_offset, other_offset):
+// self_offset (elements) addresses self at the index's multi-index with dim
+// replaced by the index value (bounds-checked, no negative indices, as
+// PyTorch's gather/scatter), other_offset the same multi-index in `other`
+// (out for gather, src for scatter). Rows along the index's last dim are
+// walked with running offsets; parallel walks split rows over threads.
 template <typename F>
 void walk_index(const char* op, const Tensor& index, int64_t dim, IntArrayRef self_sizes, IntArrayRef self_strides,
                 IntArrayRef other_strides, bool parallel, const F& f) {
-  DimVector is = sizes1(index);
-  DimVector ist = strides1(index);
+  const DimVector is = sizes1(index), ist = strides1(index);
   const int64_t nd = static_cast<int64_t>(is.size());
-  const int64_t n = index.numel();
-  if (n == 0) return;
+  if (index.numel() == 0) return;
   const int64_t* idx = index.data_ptr<int64_t>();
   const int64_t limit = self_sizes[dim], sstride = self_strides[dim];
+  const int64_t last = nd - 1, inner = is[last];
+  const int64_t i_in = ist[last], o_in = other_strides[last], s_in = last == dim ? 0 : self_strides[last];
+  int64_t rows = 1;
+  for (int64_t d = 0; d < last; ++d) rows *= is[d];
   auto body = [&](int64_t lo, int64_t hi) {
-    DimVector coord(static_cast<size_t>(nd), 0);
-    int64_t rem = lo;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      coord[d] = rem % is[d];
-      rem /= is[d];
-    }
-    for (int64_t i = lo; i < hi; ++i) {
-      int64_t ioff = 0, soff = 0, ooff = 0;
-      for (int64_t d = 0; d < nd; ++d) {
-        ioff += coord[d] * ist[d];
-        if (d != dim) soff += coord[d] * self_strides[d];
-        ooff += coord[d] * other_strides[d];
+    for (int64_t r = lo; r < hi; ++r) {
+      int64_t ibase = 0, sbase = 0, obase = 0;
+      for (int64_t d = last - 1, rem = r; d >= 0; --d) {
+        const int64_t c = rem % is[d];
+        rem /= is[d];
+        ibase += c * ist[d];
+        obase += c * other_strides[d];
+        if (d != dim) sbase += c * self_strides[d];
       }
-      const int64_t x = idx[ioff];
-      SDK_CHECK_INDEX(x >= 0 && x < limit, op, "(): index ", x, " is out of bounds for dimension ", dim,
-                      " with size ", limit);
-      f(soff + x * sstride, ooff);
-      for (int64_t d = nd - 1; d >= 0; --d) {
-        if (++coord[d] < is[d]) break;
-        coord[d] = 0;
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t x = idx[ibase + j * i_in];
+        SDK_CHECK_INDEX(x >= 0 && x < limit, op, "(): index ", x, " is out of bounds for dimension ", dim,
+                        " with size ", limit);
+        f(sbase + j * s_in + x * sstride, obase + j * o_in);
       }
     }
   };
   if (parallel) {
-    parallel_for(0, n, kParallelGrain, body);
+    parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1)), body);
   } else {
-    body(0, n);
+    body(0, rows);
   }
 }
 
@@ -877,15 +918,27 @@ Tensor flip_impl(const Tensor& self, IntArrayRef dims, const Tensor& out) {
       strides[d] = -strides[d];
     }
   }
-  std::vector<int64_t> offs = offsets_of(self.sizes(), strides);
+  // Offsets of the rows (all dims but the last), then each row with the last dim's (signed) stride.
+  const int64_t nd = self.dim();
+  const int64_t inner = nd ? self.size(nd - 1) : 1, istride = nd ? strides[nd - 1] : 1;
+  std::vector<int64_t> rows = offsets_of(IntArrayRef(self.sizes().data(), nd ? nd - 1 : 0),
+                                         IntArrayRef(strides.data(), nd ? nd - 1 : 0));
   Tensor target = result.is_contiguous() ? result : make_tensor(self.sizes(), self.dtype(), self.device());
   with_word(self.itemsize(), [&](auto word) {
     using U = decltype(word);
     const U* in = static_cast<const U*>(self.data_ptr()) + base;
     U* o = static_cast<U*>(target.data_ptr());
-    const int64_t n = static_cast<int64_t>(offs.size());
-    parallel_for(0, n, kParallelGrain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) o[i] = in[offs[i]];
+    const int64_t n = static_cast<int64_t>(rows.size());
+    parallel_for(0, n, std::max<int64_t>(1, kParallelGrain / inner), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const U* src = in + rows[r];
+        U* dst = o + r * inner;
+        if (istride == 1) {
+          std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(U));
+        } else {
+          for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * istride];
+        }
+      }
     });
   });
   if (!target.is_same(result)) copy_(result, target);
