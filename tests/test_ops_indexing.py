@@ -441,6 +441,32 @@ def test_gather_and_scatter_out_variants():
     np.testing.assert_array_equal(out2.numpy(), e2)
 
 
+def test_out_variants_write_into_non_contiguous_outs():
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = backend_sdk.tensor(arr)
+    out = backend_sdk.zeros(4, 3).t()  # (3, 4), transposed strides
+    ops.aten.flip.out(t, [0], out=out)
+    np.testing.assert_array_equal(out.numpy(), np.flip(arr, 0))
+    ops.aten.gather.out(t, 1, backend_sdk.tensor([[3, 2, 1, 0]] * 3), out=out)
+    np.testing.assert_array_equal(out.numpy(), arr[:, ::-1])
+    ops.aten.index_select.out(t, 1, backend_sdk.tensor([0, 0, 1, 1]), out=out)
+    np.testing.assert_array_equal(out.numpy(), arr[:, [0, 0, 1, 1]])
+    ops.aten.take.out(t, backend_sdk.tensor([[0] * 4] * 3), out=out)
+    assert out.numpy().sum() == 0
+    ops.aten.index.Tensor_out(t, [None, backend_sdk.tensor([3, 2, 1, 0])], out=out)
+    np.testing.assert_array_equal(out.numpy(), arr[:, ::-1])
+    assert out.stride() == (1, 3)
+
+
+def test_full_mask_index_on_non_contiguous_tensors():
+    arr = np.arange(24, dtype=np.float32).reshape(4, 6)
+    t = backend_sdk.tensor(np.ascontiguousarray(arr.T)).t()  # (4, 6) transposed
+    mask = (arr % 3 == 0).T.copy()
+    tm = backend_sdk.tensor(mask).t()  # a transposed mask too
+    np.testing.assert_array_equal(t[tm].numpy(), arr[mask.T])
+    np.testing.assert_array_equal(backend_sdk.masked_select(t, tm).numpy(), arr[mask.T])
+
+
 def test_gather_on_zero_dim_tensors():
     t = backend_sdk.tensor(5.0)
     assert backend_sdk.gather(t, 0, backend_sdk.tensor(0)).item() == 5.0
@@ -621,6 +647,8 @@ def test_other_op_errors():
         backend_sdk.index_select(t, 0, backend_sdk.zeros(1))
     with pytest.raises(IndexError, match=r"index_select\(\): index 3 is out of bounds for dimension 1 with size 3"):
         backend_sdk.index_select(t, 1, backend_sdk.tensor([3]))
+    with pytest.raises(IndexError, match=r"index_select\(\): index -1 is out of bounds for dimension 0 with size 2"):
+        backend_sdk.index_select(t, 0, backend_sdk.tensor([-1]))  # no negative indices (PyTorch)
     with pytest.raises(TypeError, match="masked_select: expected BoolTensor for mask"):
         backend_sdk.masked_select(t, backend_sdk.zeros(2, 3, dtype=backend_sdk.uint8))
     with pytest.raises(ValueError, match=re_escape("The size of tensor a (3) must match the size of tensor b (2) at "

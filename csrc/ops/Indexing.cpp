@@ -400,21 +400,38 @@ void run_index(const IndexPlan& p, const Tensor& out) {
     int64_t grain = std::max<int64_t>(1, kParallelGrain / npost);
     const bool block = p.post_contiguous;
     parallel_for(0, npre * nb, grain, [&](int64_t lo, int64_t hi) {
+      int64_t pi = lo / nb, bi = lo % nb;  // (pre, b) of r, stepped without a division per row
       for (int64_t r = lo; r < hi; ++r) {
-        const U* base = in + pre[r / nb] + bo[r % nb];
+        const U* base = in + pre[pi] + bo[bi];
         U* dst = o + r * npost;
-        if (block) {
+        if (npost == 1) {
+          *dst = *base;
+        } else if (block) {
           std::memcpy(dst, base, static_cast<size_t>(npost) * sizeof(U));
         } else {
           for (int64_t q = 0; q < npost; ++q) dst[q] = base[post[q]];
+        }
+        if (++bi == nb) {
+          bi = 0;
+          ++pi;
         }
       }
     });
   });
 }
 
+Tensor masked_select_cpu(const char* op, const Tensor& self, const Tensor& mask);
+
 Tensor index_impl(const char* op, const Tensor& self, OptionalTensorList indices) {
   const bool meta = is_meta(self);
+  // self[mask] with a bool mask of self's shape: masked_select's single pass (same result, in row-major order).
+  if (!meta && indices.size() == 1 && indices[0] && indices[0]->defined() && self.dim() > 0) {
+    const Tensor& m = *indices[0];
+    if (m.dtype() == ScalarType::Bool && m.sizes().equals(self.sizes()) && !is_meta(m) &&
+        (m.device() == self.device())) {
+      return masked_select_cpu(op, self, m);
+    }
+  }
   IndexPlan p = plan_index(op, self, indices, !meta);
   Tensor out = make_tensor(p.result_sizes, self.dtype(), self.device());
   if (!meta) run_index(p, out);
@@ -467,11 +484,15 @@ Tensor index_put_impl(const char* op, const Tensor& self, OptionalTensorList ind
         const U* v = static_cast<const U*>(values.data_ptr());
         int64_t grain = std::max<int64_t>(1, kParallelGrain / npost);
         parallel_for(0, npre * nb, grain, [&](int64_t lo, int64_t hi) {
+          int64_t pi = lo / nb, bi = lo % nb;
           for (int64_t r = lo; r < hi; ++r) {
-            const int64_t pi = r / nb, bi = r % nb;
             U* d = dst + p.pre_off[pi] + p.b_off[bi];
             const U* s = v + vpre[pi] + vb_off[bi];
             for (int64_t q = 0; q < npost; ++q) d[p.post_off[q]] = s[vpost[q]];
+            if (++bi == nb) {
+              bi = 0;
+              ++pi;
+            }
           }
         });
       });
@@ -823,18 +844,32 @@ Tensor masked_select_cpu(const char* op, const Tensor& self, const Tensor& mask)
     }
   }
   if (is_meta(self) || is_meta(mask)) data_dependent(op);
-  std::vector<int64_t> soff = offsets_of(*shape, broadcast_strides(self, *shape));
-  std::vector<int64_t> moff = offsets_of(*shape, broadcast_strides(mask, *shape));
+  // Row by row over the broadcast shape (all dims but the last), with both operands' strides.
+  const DimVector ss = broadcast_strides(self, *shape), ms = broadcast_strides(mask, *shape);
+  const size_t nd = shape->size();
+  const size_t outer = nd ? nd - 1 : 0;
+  const int64_t inner = nd ? (*shape)[nd - 1] : 1;
+  const int64_t s_in = nd ? ss[nd - 1] : 0, m_in = nd ? ms[nd - 1] : 0;
+  std::vector<int64_t> srow = offsets_of(IntArrayRef(shape->data(), outer), IntArrayRef(ss.data(), outer));
+  std::vector<int64_t> mrow = offsets_of(IntArrayRef(shape->data(), outer), IntArrayRef(ms.data(), outer));
   const bool* m = mask.data_ptr<bool>();
   int64_t count = 0;
-  for (int64_t off : moff) count += m[off];
+  for (size_t r = 0; r < mrow.size(); ++r) {
+    const bool* mr = m + mrow[r];
+    for (int64_t j = 0; j < inner; ++j) count += mr[j * m_in];
+  }
   Tensor out = make_tensor({count}, self.dtype(), self.device());
+  if (count == 0) return out;
   with_word(self.itemsize(), [&](auto word) {
     using U = decltype(word);
     const U* in = static_cast<const U*>(self.data_ptr());
     U* o = static_cast<U*>(out.data_ptr());
-    for (size_t i = 0; i < moff.size(); ++i) {
-      if (m[moff[i]]) *o++ = in[soff[i]];
+    for (size_t r = 0; r < mrow.size(); ++r) {
+      const bool* mr = m + mrow[r];
+      const U* sr = in + srow[r];
+      for (int64_t j = 0; j < inner; ++j) {
+        if (mr[j * m_in]) *o++ = sr[j * s_in];
+      }
     }
   });
   return out;
