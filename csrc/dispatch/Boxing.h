@@ -82,7 +82,10 @@ struct IValueTo<OptionalTensorList> {
     }
     for (const IValue& e : v.to_list()) {
       if (e.is_none()) {
-        h.items.emplace_back(std::nullopt);
+        // Not emplace_back(std::nullopt): odr-using the inline variable std::nullopt
+        // gives a vendor's library a STB_GNU_UNIQUE symbol, and glibc then never
+        // unloads it (see test_cpp_registration.py).
+        h.items.emplace_back();
       } else {
         h.items.emplace_back(e.to_tensor());
       }
