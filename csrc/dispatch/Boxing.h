@@ -118,7 +118,13 @@ inline IValue to_ivalue(TensorList v) { return IValue(v.vec()); }
 inline IValue to_ivalue(OptionalTensorList v) {
   GenericList l;
   l.reserve(v.size());
-  for (const auto& t : v) l.push_back(t && t->defined() ? IValue(*t) : IValue());
+  for (const auto& t : v) {
+    if (t && t->defined()) {
+      l.emplace_back(*t);
+    } else {
+      l.emplace_back();
+    }
+  }
   return IValue(std::move(l));
 }
 template <typename T>
