@@ -290,6 +290,17 @@ def test_index_put_accumulate_sums_duplicates_deterministically():
     assert ti.tolist() == [0, 11, 7]
 
 
+@pytest.mark.parametrize("dtype", [backend_sdk.float16, backend_sdk.bfloat16, backend_sdk.bool, backend_sdk.uint8])
+def test_accumulation_in_narrow_dtypes(dtype):
+    t = backend_sdk.zeros(3, dtype=dtype)
+    ones = backend_sdk.ones(4, dtype=dtype)
+    ops.aten.index_put_.default(t, [backend_sdk.tensor([0, 2, 2, 2])], ones, True)
+    expected = [True, False, True] if dtype == backend_sdk.bool else [1.0, 0.0, 3.0]
+    assert t.tolist() == expected
+    s = backend_sdk.scatter_add(backend_sdk.zeros(3, dtype=dtype), 0, backend_sdk.tensor([1, 1, 0, 1]), ones)
+    assert s.tolist() == ([True, True, False] if dtype == backend_sdk.bool else [1.0, 3.0, 0.0])
+
+
 def test_index_accepts_none_entries_and_int32_indices():
     arr = np.arange(12).reshape(3, 4)
     t = backend_sdk.tensor(arr)
