@@ -162,33 +162,52 @@ class Tensor(_C.TensorBase):
         return id(self)
 
     # ---- copies ------------------------------------------------------------
-    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False, copy: bool = False) -> "Tensor":
-        """A tensor with the given dtype and/or device (self if nothing changes and copy is False)."""
-        for a in args:
-            if isinstance(a, _C.dtype):
-                dtype = a
-            elif isinstance(a, (str, _C.device)):
-                device = a
-            else:
-                raise TypeError(f"to(): expected a dtype or a device, got {type(a).__name__}")
-        dtype = dtype if dtype is not None else self.dtype
-        device = _C.device(device) if device is not None else self.device
-        if not copy and dtype == self.dtype and device == self.device:
-            return self
-        out = ops.aten.empty_strided.default(list(self.shape), _contiguous_strides(self.shape), dtype=dtype, device=device)
-        return out.copy_(self, non_blocking)
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """PyTorch's ``to``: ``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, each with
+        ``non_blocking=False, copy=False``; returns self when nothing changes and copy is False
+        (``aten::to.*``, which copy through ``aten::_to_copy``)."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        non_blocking = bool(kwargs.pop("non_blocking", False))
+        copy = bool(kwargs.pop("copy", False))
+        memory_format = kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        rest = list(args)
+        if rest and isinstance(rest[0], Tensor):
+            other = rest.pop(0)
+            dtype, device = other.dtype, other.device
+        elif rest and isinstance(rest[0], (str, _C.device)):
+            device = rest.pop(0)
+            if rest and isinstance(rest[0], _C.dtype):
+                dtype = rest.pop(0)
+        elif rest and isinstance(rest[0], _C.dtype):
+            dtype = rest.pop(0)
+        # Trailing positional non_blocking / copy, as PyTorch's signatures allow.
+        if rest and isinstance(rest[0], bool):
+            non_blocking = rest.pop(0)
+        if rest and isinstance(rest[0], bool):
+            copy = rest.pop(0)
+        if rest:
+            raise TypeError(f"to(): expected a dtype, a device or a tensor, got {type(rest[0]).__name__}")
+        if device is not None and not isinstance(device, _C.device):
+            device = _C.device(device)
+        return ops.aten.to.dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy,
+                                        memory_format=memory_format)
 
     def cpu(self) -> "Tensor":
         """This tensor in host memory (self if it already is)."""
         return self.to(device="cpu")
 
     def clone(self) -> "Tensor":
-        """A new tensor with a copy of the data."""
-        return self.to(copy=True)
+        """A new tensor with a copy of the data (keeping self's strides when they are dense, as PyTorch)."""
+        return ops.aten._to_copy.default(self)
 
     def contiguous(self) -> "Tensor":
         """Self if row-major contiguous, else a contiguous copy."""
-        return self if self.is_contiguous() else self.clone()
+        if self.is_contiguous():
+            return self
+        return ops.aten._to_copy.default(self, memory_format=0)  # contiguous_format
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)
@@ -205,7 +224,7 @@ class Tensor(_C.TensorBase):
         except ValueError as e:
             if "view size is not compatible" not in str(e):
                 raise
-            return self.clone().view(sizes)
+            return ops.aten._to_copy.default(self, memory_format=0).view(sizes)  # contiguous_format
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with dimensions dim0 and dim1 swapped."""
@@ -217,12 +236,6 @@ class Tensor(_C.TensorBase):
         sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
         strides[d0], strides[d1] = strides[d1], strides[d0]
         return self._restride(sizes, strides, self.storage_offset())
-
-    def t(self) -> "Tensor":
-        """Transpose of a tensor with at most 2 dimensions."""
-        if self.dim() > 2:
-            raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-        return self.transpose(0, 1) if self.dim() == 2 else self._restride(self.shape, self.stride(), self.storage_offset())
 
     @property
     def T(self) -> "Tensor":
@@ -332,21 +345,48 @@ class Tensor(_C.TensorBase):
     def expand_as(self, other: "Tensor") -> "Tensor":
         return self.expand(other.shape)
 
-    def flatten(self) -> "Tensor":
-        return self.reshape(-1)
-
     # ---- indexing ----------------------------------------------------------------
     def __getitem__(self, index: Any) -> "Tensor":
-        return _basic_index(self, index)
+        """PyTorch's indexing: ints, slices, None and Ellipsis give views; integer/bool tensors,
+        lists and numpy arrays index through ``aten::index`` (a copy)."""
+        result, indices = _apply_slicing(self, index)
+        if indices:
+            return ops.aten.index.Tensor(result, indices)
+        if result is self:
+            result = self._restride(self.shape, self.stride(), self.storage_offset())
+        return result
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        target = _basic_index(self, index)
+        """``x[index] = value``: copy_/fill_ into the view for basic indices, ``aten::index_put_`` otherwise.
+        value (a tensor, a number or nested lists) broadcasts to the indexed shape and is cast to self's dtype."""
+        if index is False:  # PyTorch: nothing to write (the value is not even checked)
+            return
+        target, indices = _apply_slicing(self, index)
+        if not indices:
+            if isinstance(value, Tensor):
+                target.copy_(_strip_leading_ones(value, target.dim()))
+            elif isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+                target.fill_(value.item() if isinstance(value, np.generic) else value)
+            else:
+                target.copy_(_strip_leading_ones(_factories().tensor(value, dtype=self.dtype), target.dim()))
+            return
         if isinstance(value, Tensor):
-            target.copy_(value)
-        elif isinstance(value, (bool, int, float)):
-            target.fill_(value)
+            values = value
+            if values.dtype != self.dtype or values.device != self.device:
+                values = values.to(dtype=self.dtype, device=self.device)
+        elif isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            values = _factories().full((), value.item() if isinstance(value, np.generic) else value,
+                                       dtype=self.dtype, device=self.device)
         else:
-            target.copy_(_factories().tensor(value, dtype=self.dtype))
+            values = _factories().tensor(value, dtype=self.dtype, device=self.device)
+        ops.aten.index_put_.default(target, indices, _strip_leading_ones(values, None))
+
+    def nonzero(self, *, as_tuple: bool = False) -> "Tensor | tuple[Tensor, ...]":
+        """Indices of the non-zero elements: a [n, ndim] int64 tensor, or with as_tuple=True one
+        1-D tensor per dimension (``aten::nonzero_numpy``)."""
+        if as_tuple:
+            return tuple(ops.aten.nonzero_numpy.default(self))
+        return ops.aten.nonzero.default(self)
 
     # Note: `+`, `*`, `+=`, `*=` (both operand orders) are C slots of
     # _C.TensorBase. Defining __radd__ & co. here would make Python replace the
@@ -367,35 +407,135 @@ def _contiguous_strides(shape: Sequence[int]) -> list[int]:
     return strides[::-1]
 
 
-def _basic_index(t: Tensor, index: Any) -> Tensor:
-    """ints, slices, None and Ellipsis, as views."""
-    items = index if isinstance(index, tuple) else (index,)
+_BOOL_DTYPES = (_C.bool, _C.uint8)
+
+
+def _is_scalar_number(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _as_index_tensor(item: Any, device: Any) -> Tensor:
+    """A list / tuple / numpy array used as an index, as a tensor (empty sequences become int64)."""
+    if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    t = _factories().tensor(item)
+    if t.numel() == 0 and t.dtype.is_floating_point:
+        t = t.to(_C.int64)
+    if t.dtype.is_floating_point:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return t
+
+
+def _bool_index(value: bool, device: Any) -> Tensor:
+    """The index a bool scalar stands for on the size-1 dim it inserts: [0] for True, [] for False."""
+    return _factories().zeros(1 if value else 0, dtype=_C.int64, device=device)
+
+
+def _strip_leading_ones(value: Tensor, ndim: int | None) -> Tensor:
+    """PyTorch's setitem drops leading size-1 dims of the value (beyond ndim when given)."""
+    dims = value.dim()
+    lead = 0
+    while lead < dims and value.shape[lead] == 1 and (ndim is None or dims - lead > ndim):
+        lead += 1
+    if lead == 0:
+        return value
+    return value._restride(value.shape[lead:], value.stride()[lead:], value.storage_offset())
+
+
+def _sequence_as_tuple(index: Any) -> bool:
+    """PyTorch's (and old numpy's) treatSequenceAsTuple: a short list holding a tensor, a sequence, a slice,
+    None or Ellipsis is a tuple of indices (``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``), any other list
+    is one integer/bool index."""
+    if isinstance(index, tuple):
+        return True
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, np.ndarray, slice, str)) or i is None or i is Ellipsis
+               for i in index)
+
+
+def _apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Tensor | None]]:
+    """Applies the basic parts of an index (ints, slices, None, Ellipsis) as views and collects the
+    advanced parts (tensors, lists, arrays, bools) as aten::index indices, PyTorch's applySlicing.
+
+    Returns the view and the index list (empty when there are no advanced parts); entry i of the list
+    indexes dim i of the view, a k-dim mask covering k dims.
+    """
+    items = tuple(index) if _sequence_as_tuple(index) else (index,)
+    converted: list[Any] = []
+    consumed = 0
+    ellipses = 0
     for item in items:
-        if isinstance(item, Tensor) or isinstance(item, (list, np.ndarray)):
-            raise NotImplementedError(
-                "indexing with tensors, lists or arrays (advanced indexing) is not supported yet; "
-                "use ints, slices, None and Ellipsis"
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            if item is Ellipsis:
+                ellipses += 1
+            else:
+                consumed += item is not None
+            converted.append(item)
+        elif isinstance(item, (bool, np.bool_)):
+            converted.append(bool(item))
+        elif _is_scalar_number(item):
+            converted.append(int(item))
+            consumed += 1
+        elif isinstance(item, Tensor):
+            if item.dtype in _BOOL_DTYPES:
+                consumed += item.dim()
+            elif item.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            else:
+                consumed += 1
+            converted.append(item)
+        elif isinstance(item, (list, tuple, np.ndarray)):
+            tensor = _as_index_tensor(item, t.device)
+            consumed += tensor.dim() if tensor.dtype in _BOOL_DTYPES else 1
+            converted.append(tensor)
+        else:
+            raise TypeError(
+                f"invalid index of type {type(item).__name__}: only integers, slices (`:`), ellipsis (`...`), None "
+                f"and long or byte Variables are valid indices"
             )
-        if not (item is None or item is Ellipsis or isinstance(item, (int, slice, np.integer))) or isinstance(item, bool):
-            raise TypeError(f"invalid index of type {type(item).__name__}: use ints, slices, None or Ellipsis")
-    if sum(1 for i in items if i is Ellipsis) > 1:
+    if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
     if consumed > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     result, dim = t, 0
-    for item in items:
+    indices: list[Tensor | None] = []
+    covered = 0  # dims of `result` the index list accounts for
+
+    def record(tensor: Tensor, ndims: int) -> None:
+        nonlocal covered
+        while covered < dim:
+            indices.append(None)
+            covered += 1
+        indices.append(tensor)
+        covered += ndims
+
+    for item in converted:
         if item is Ellipsis:
             dim += t.dim() - consumed
         elif item is None:
             result = result.unsqueeze(dim)
             dim += 1
         elif isinstance(item, slice):
-            step = 1 if item.step is None else item.step
-            result = result._slice(dim, item.start, item.stop, step)
+            step = 1 if item.step is None else int(item.step)
+            start = None if item.start is None else int(item.start)
+            stop = None if item.stop is None else int(item.stop)
+            result = result._slice(dim, start, stop, step)
+            dim += 1
+        elif isinstance(item, bool):
+            result = result.unsqueeze(dim)
+            record(_bool_index(item, t.device), 1)
+            dim += 1
+        elif isinstance(item, int):
+            result = result.select(dim, item)
+        elif item.dim() == 0 and item.dtype not in _BOOL_DTYPES:
+            result = result.select(dim, int(item.item()))  # a 0-d integer tensor acts as an int
+        elif item.dim() == 0:
+            result = result.unsqueeze(dim)
+            record(_bool_index(bool(item.item()), t.device), 1)
             dim += 1
         else:
-            result = result.select(dim, int(item))
-    if result is t:
-        result = t._restride(t.shape, t.stride(), t.storage_offset())
-    return result
+            ndims = item.dim() if item.dtype in _BOOL_DTYPES else 1
+            record(item, ndims)
+            dim += ndims
+    return result, indices

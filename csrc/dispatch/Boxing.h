@@ -5,6 +5,7 @@
 // A C++ kernel's parameters use one canonical C++ type per schema type:
 //   Tensor          const Tensor&            Tensor?     const std::optional<Tensor>&
 //   Tensor[]        TensorList               int[]       IntArrayRef
+//   Tensor?[]       OptionalTensorList (see Note [Lists of optional tensors])
 //   int / SymInt    int64_t                  int?        std::optional<int64_t>
 //   float           double                   float?      std::optional<double>
 //   bool            bool                     bool?       std::optional<bool>
@@ -32,6 +33,17 @@ namespace sdk {
 
 using TensorList = ArrayRef<Tensor>;
 
+// Note [Lists of optional tensors]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// `Tensor?[]` (aten::index.Tensor's indices) is OptionalTensorList in C++:
+// a view of std::optional<Tensor>s, absent entries meaning "no index here".
+// Boxed, it is a GenericList whose elements are None or Tensor IValues (what
+// Python lists of tensors and Nones bind to); a list of only tensors
+// (Tag::TensorList) is accepted too. Unboxing builds the optionals in a
+// holder that lives until the kernel call returns (a temporary of the call
+// expression), so no IValue tag of its own is needed.
+using OptionalTensorList = ArrayRef<std::optional<Tensor>>;
+
 namespace boxing {
 
 template <typename T>
@@ -57,6 +69,33 @@ SDK_IVALUE_TO(TensorList, TensorList(v.to_tensor_list()))
 SDK_IVALUE_TO(Generator, v.to_generator())
 #undef SDK_IVALUE_TO
 
+// Owns the optionals an OptionalTensorList argument views during a boxed call.
+struct OptionalTensorListHolder {
+  std::vector<std::optional<Tensor>> items;
+  operator OptionalTensorList() const { return OptionalTensorList(items); }  // NOLINT
+};
+template <>
+struct IValueTo<OptionalTensorList> {
+  static OptionalTensorListHolder get(IValue& v) {
+    OptionalTensorListHolder h;
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) h.items.emplace_back(t);
+      return h;
+    }
+    for (const IValue& e : v.to_list()) {
+      if (e.is_none()) {
+        // Not emplace_back(std::nullopt): odr-using the inline variable std::nullopt
+        // gives a vendor's library a STB_GNU_UNIQUE symbol, and glibc then never
+        // unloads it (see test_cpp_registration.py).
+        h.items.emplace_back();
+      } else {
+        h.items.emplace_back(e.to_tensor());
+      }
+    }
+    return h;
+  }
+};
+
 template <typename T>
 struct IValueTo<std::optional<T>> {
   static std::optional<T> get(IValue& v) {
@@ -79,6 +118,18 @@ inline IValue to_ivalue(std::string_view v) { return IValue(std::string(v)); }
 inline IValue to_ivalue(IntArrayRef v) { return IValue(v.vec()); }
 inline IValue to_ivalue(TensorList v) { return IValue(v.vec()); }
 inline IValue to_ivalue(const Generator& v) { return IValue(v); }
+inline IValue to_ivalue(OptionalTensorList v) {
+  GenericList l;
+  l.reserve(v.size());
+  for (const auto& t : v) {
+    if (t && t->defined()) {
+      l.emplace_back(*t);
+    } else {
+      l.emplace_back();
+    }
+  }
+  return IValue(std::move(l));
+}
 template <typename T>
 IValue to_ivalue(const std::optional<T>& v) {
   return v ? to_ivalue(*v) : IValue();
@@ -146,6 +197,9 @@ struct KeyCollector {
   }
   void add(TensorList ts) {
     for (const Tensor& t : ts) add(t);
+  }
+  void add(OptionalTensorList ts) {
+    for (const auto& t : ts) add(t);
   }
   template <typename T>
   void add(const T&) {}

@@ -94,6 +94,79 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   return op.call(self, size, stride, storage_offset);
 }
 
+using OptionalTensors = ArrayRef<std::optional<Tensor>>;
+
+Tensor index(const Tensor& self, OptionalTensors indices) {
+  SDK_OP("aten::index.Tensor", Tensor(const Tensor&, OptionalTensors));
+  return op.call(self, indices);
+}
+
+Tensor index_put_(const Tensor& self, OptionalTensors indices, const Tensor& values, bool accumulate) {
+  SDK_OP("aten::index_put_", Tensor(const Tensor&, OptionalTensors, const Tensor&, bool));
+  return op.call(self, indices, values, accumulate);
+}
+
+Tensor index_put(const Tensor& self, OptionalTensors indices, const Tensor& values, bool accumulate) {
+  SDK_OP("aten::index_put", Tensor(const Tensor&, OptionalTensors, const Tensor&, bool));
+  return op.call(self, indices, values, accumulate);
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  SDK_OP("aten::index_select", Tensor(const Tensor&, int64_t, const Tensor&));
+  return op.call(self, dim, index);
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad) {
+  SDK_OP("aten::gather", Tensor(const Tensor&, int64_t, const Tensor&, bool));
+  return op.call(self, dim, index, sparse_grad);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  SDK_OP("aten::scatter.src", Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&));
+  return op.call(self, dim, index, src);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  SDK_OP("aten::scatter.value", Tensor(const Tensor&, int64_t, const Tensor&, const Scalar&));
+  return op.call(self, dim, index, value);
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  SDK_OP("aten::scatter_add", Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&));
+  return op.call(self, dim, index, src);
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  SDK_OP("aten::masked_select", Tensor(const Tensor&, const Tensor&));
+  return op.call(self, mask);
+}
+
+Tensor nonzero(const Tensor& self) {
+  SDK_OP("aten::nonzero", Tensor(const Tensor&));
+  return op.call(self);
+}
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  SDK_OP("aten::take", Tensor(const Tensor&, const Tensor&));
+  return op.call(self, index);
+}
+
+Tensor flip(const Tensor& self, IntArrayRef dims) {
+  SDK_OP("aten::flip", Tensor(const Tensor&, IntArrayRef));
+  return op.call(self, dims);
+}
+
+Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device, bool non_blocking) {
+  SDK_OP("aten::_to_copy", Tensor(const Tensor&, std::optional<ScalarType>, std::optional<int64_t>,
+                                  std::optional<Device>, std::optional<bool>, bool, std::optional<int64_t>));
+  return op.call(self, dtype, std::nullopt, device, std::nullopt, non_blocking, std::nullopt);
+}
+
+Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy) {
+  SDK_OP("aten::to.dtype", Tensor(const Tensor&, ScalarType, bool, bool, std::optional<int64_t>));
+  return op.call(self, dtype, non_blocking, copy, std::nullopt);
+}
+
 Scalar _local_scalar_dense(const Tensor& self) {
   SDK_OP("aten::_local_scalar_dense", Scalar(const Tensor&));
   return op.call(self);

@@ -39,6 +39,29 @@ SDK_API Tensor view(const Tensor& self, IntArrayRef size);
 SDK_API Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                           std::optional<int64_t> storage_offset = {});
 
+// ---- indexing (Indexing.cpp); an absent entry of `indices` is a full slice ----
+SDK_API Tensor index(const Tensor& self, ArrayRef<std::optional<Tensor>> indices);  // index.Tensor
+SDK_API Tensor index_put_(const Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values,
+                          bool accumulate = false);
+SDK_API Tensor index_put(const Tensor& self, ArrayRef<std::optional<Tensor>> indices, const Tensor& values,
+                         bool accumulate = false);
+SDK_API Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+SDK_API Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad = false);
+SDK_API Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);    // scatter.src
+SDK_API Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);  // scatter.value
+SDK_API Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+SDK_API Tensor masked_select(const Tensor& self, const Tensor& mask);
+SDK_API Tensor nonzero(const Tensor& self);
+SDK_API Tensor take(const Tensor& self, const Tensor& index);
+SDK_API Tensor flip(const Tensor& self, IntArrayRef dims);
+
+// ---- conversions (Conversions.cpp) ----
+// _to_copy: always a new tensor (strides kept when self is dense, see Note [Memory format of copies]).
+SDK_API Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype = {}, std::optional<Device> device = {},
+                        bool non_blocking = false);
+// to.dtype: self when the dtype already matches and copy is false.
+SDK_API Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking = false, bool copy = false);
+
 // ---- values ----
 // The single element of self as a bool, int64 or double Scalar (by dtype).
 SDK_API Scalar item(const Tensor& self);  // _local_scalar_dense

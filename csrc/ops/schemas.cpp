@@ -157,6 +157,60 @@ SDK_LIBRARY(aten, m) {
   m.def("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)");
   m.def("clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)");
 
+  // indexing (kernels in Indexing.cpp; `Tensor?[]` is OptionalTensorList, see Note [Lists of optional tensors])
+  m.def("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor");
+  m.def("index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)");
+  m.def("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor");
+  m.def("_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, "
+        "bool unsafe=False) -> Tensor(a!)");
+  m.def("index_select(Tensor self, int dim, Tensor index) -> Tensor");
+  m.def("index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor");
+  m.def("gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  m.def("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)");
+  m.def("scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor");
+  m.def("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)");
+  m.def("scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor");
+  m.def("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)");
+  m.def("scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> "
+        "Tensor(a!)");
+  m.def("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor");
+  m.def("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)");
+  m.def("scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, "
+        "Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
+  m.def("scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)");
+  m.def("scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("masked_select(Tensor self, Tensor mask) -> Tensor");
+  m.def("masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("nonzero(Tensor self) -> Tensor");
+  m.def("nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("nonzero_numpy(Tensor self) -> Tensor[]");
+  m.def("take(Tensor self, Tensor index) -> Tensor");
+  m.def("take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("flip(Tensor self, int[] dims) -> Tensor");
+  m.def("flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("where(Tensor condition) -> Tensor[]");
+
+  // conversions and shape composites (kernels in Conversions.cpp)
+  m.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
+  m.def("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+        "bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) "
+        "-> Tensor(a)");
+  m.def("to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+        "MemoryFormat? memory_format=None) -> Tensor(a)");
+  m.def("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+        "MemoryFormat? memory_format=None) -> Tensor(a)");
+  m.def("to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
+        "MemoryFormat? memory_format=None) -> Tensor(a)");
+  m.def("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)");
+  m.def("t(Tensor(a) self) -> Tensor(a)");
+
   // unary
   m.def("neg(Tensor self) -> Tensor");
   m.def("neg_(Tensor(a!) self) -> Tensor(a!)");
