@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 _THRESHOLD = 1000  # summarise tensors with more elements than this
 _EDGE_ITEMS = 3
+_LINE_WIDTH = 80
 
 
 def _float_formatter(values: np.ndarray):
@@ -39,27 +40,29 @@ def _formatter(values: np.ndarray):
     return _float_formatter(values.astype(np.float64))
 
 
-def _summarised(values: np.ndarray) -> np.ndarray:
-    """The elements that are printed (edges only for large tensors), for width and format."""
-    if values.size <= _THRESHOLD or values.ndim == 0:
-        return values.reshape(-1)
-    parts = []
-    for axis_slice in (slice(0, _EDGE_ITEMS), slice(-_EDGE_ITEMS, None)):
-        parts.append(values[(axis_slice,)].reshape(-1))
-    return np.concatenate(parts)
+def _edges(values: np.ndarray) -> np.ndarray:
+    """``values`` with only the first and last _EDGE_ITEMS entries kept along every dimension."""
+    for axis in range(values.ndim):
+        if values.shape[axis] > 2 * _EDGE_ITEMS:
+            head = np.take(values, range(_EDGE_ITEMS), axis=axis)
+            tail = np.take(values, range(values.shape[axis] - _EDGE_ITEMS, values.shape[axis]), axis=axis)
+            values = np.concatenate([head, tail], axis=axis)
+    return values
 
 
 def _format_array(values: np.ndarray, fmt, width: int, indent: int, summarise: bool) -> str:
+    """Nested brackets as PyTorch prints them; with summarise, only edge rows are formatted."""
     if values.ndim == 0:
         return fmt(values.item()).rjust(width)
+    n = values.shape[0]
+    cut = summarise and n > 2 * _EDGE_ITEMS
+    shown = list(range(_EDGE_ITEMS)) + [-1] + list(range(n - _EDGE_ITEMS, n)) if cut else list(range(n))
     if values.ndim == 1:
-        items = [fmt(v).rjust(width) for v in (values.tolist() if values.dtype.kind != "f" else values)]
-        if summarise and len(items) > 2 * _EDGE_ITEMS:
-            items = items[:_EDGE_ITEMS] + [" ..."] + items[-_EDGE_ITEMS:]
-        return "[" + ", ".join(items) + "]"
-    rows = [_format_array(values[i], fmt, width, indent + 1, summarise) for i in range(values.shape[0])]
-    if summarise and len(rows) > 2 * _EDGE_ITEMS:
-        rows = rows[:_EDGE_ITEMS] + ["..."] + rows[-_EDGE_ITEMS:]
+        items = [" ..." if i < 0 else fmt(values[i].item()).rjust(width) for i in shown]
+        per_line = max(1, (_LINE_WIDTH - indent) // (width + 2))  # PyTorch wraps rows at 80 columns
+        lines = [", ".join(items[k:k + per_line]) for k in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = ["..." if i < 0 else _format_array(values[i], fmt, width, indent + 1, summarise) for i in shown]
     separator = "," + "\n" * (values.ndim - 1) + " " * (indent + 1)
     return "[" + separator.join(rows) + "]"
 
@@ -76,20 +79,18 @@ def tensor_repr(t: "Tensor") -> str:
     if t.is_meta:
         body = "..."
         suffixes.append(f"size={tuple(t.shape)}")
-    elif not t.is_cpu:
-        return "tensor(" + ", ".join([f"<{t.numel()} elements in device memory>"] + suffixes) + ")"
     elif t.numel() == 0:
         body = "[]"
         if t.dim() != 1:
             suffixes.append(f"size={tuple(t.shape)}")
     else:
-        values = t.numpy()
+        values = (t if t.is_cpu else t.cpu()).numpy()  # a device tensor is copied to the host first
         if values.dtype.kind == "V" or str(values.dtype) == "bfloat16":
             values = values.astype(np.float32)
         summarise = values.size > _THRESHOLD
-        shown = _summarised(values)
+        shown = (_edges(values) if summarise else values).reshape(-1)
         fmt = _formatter(shown)
-        width = max(len(fmt(v)) for v in shown)
+        width = max(len(fmt(v)) for v in shown.tolist())
         body = _format_array(values, fmt, width, len("tensor("), summarise)
     if not implied:
         suffixes.append(f"dtype=backend_sdk.{t.dtype.name}")

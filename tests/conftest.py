@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 
 import backend_sdk
+import accel  # noqa: F401  (the sample backend: renames PrivateUse1 to "accel" and attaches device_sim)
 
 
 def _devices() -> list[str]:
-    # cpu always; every renamed backend with a registered device joins later
-    # (see the device runtime issue). Meta is tested separately: it has no data.
-    return ["cpu"]
+    # cpu and every renamed backend with an attached device (PrivateUse1 is
+    # "accel" in the test process; PrivateUse2/3 stay free for tests that
+    # attach or register their own). Meta is tested separately: it has no data.
+    return ["cpu", "accel"]
 
 
 @pytest.fixture(params=_devices())

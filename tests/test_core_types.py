@@ -14,7 +14,7 @@ from backend_sdk import _C
 # ---- devices -------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "spec, type_, index",
-    [("cpu", "cpu", None), ("cpu:0", "cpu", 0), ("meta", "meta", None), ("privateuseone:1", "privateuseone", 1)],
+    [("cpu", "cpu", None), ("cpu:0", "cpu", 0), ("meta", "meta", None), ("privateusetwo:1", "privateusetwo", 1)],
 )
 def test_device_parsing(spec, type_, index):
     d = backend_sdk.device(spec)
@@ -100,8 +100,8 @@ def test_key_set_highest_priority_and_table_index():
     assert ks.highest_priority_key() == "AutogradCPU"
     assert ks.remove("AutogradCPU").highest_priority_key() == "ADInplaceOrView"
     assert ks.keys_after("ADInplaceOrView").highest_priority_key() == "CPU"
-    both = _C.DispatchKeySet(["CPU", "PrivateUse1"])
-    assert both.highest_priority_key() == "PrivateUse1"  # the higher backend bit wins
+    both = _C.DispatchKeySet(["CPU", "PrivateUse2"])
+    assert both.highest_priority_key() == "PrivateUse2"  # the higher backend bit wins
     indices = {_C.DispatchKeySet([k]).dispatch_table_index() for k in
                ("CPU", "Meta", "PrivateUse1", "AutogradCPU", "AutogradPrivateUse1", "BackendSelect", "Python")}
     assert len(indices) == 7
@@ -118,7 +118,7 @@ def test_alias_keys_expand_to_runtime_keys():
 
 def test_key_names_parse_device_type_names():
     assert _C._dispatch_key_name("cpu") == "CPU"
-    assert _C._dispatch_key_name("privateuseone") == "PrivateUse1"
+    assert _C._dispatch_key_name("privateusetwo") == "PrivateUse2"
     assert _C._dispatch_key_name("AutogradPrivateUse2") == "AutogradPrivateUse2"
     with pytest.raises(ValueError, match="Unknown dispatch key 'Bogus'"):
         _C._dispatch_key_name("Bogus")

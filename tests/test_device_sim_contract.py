@@ -42,23 +42,23 @@ def test_loader_refuses_version_and_size_mismatch():
     bad = DeviceApi.from_buffer_copy(bytes(good))
     bad.api_version = 2
     with pytest.raises(ValueError, match="implements device API version 2, but this SDK implements version 1"):
-        rt._rt._attach_device_api("privateuseone", ctypes.addressof(bad), "fake")
+        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(bad), "fake")
     small = DeviceApi.from_buffer_copy(bytes(good))
     small.struct_size = 64
     with pytest.raises(ValueError, match="struct_size 64, smaller than the 232 bytes of version 1"):
-        rt._rt._attach_device_api("privateuseone", ctypes.addressof(small), "fake")
+        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(small), "fake")
     missing = DeviceApi.from_buffer_copy(bytes(good))
     missing.malloc = None
     with pytest.raises(ValueError, match="required device API slots NULL: malloc"):
         rt._rt._attach_device_api("privateusetwo", ctypes.addressof(missing), "fake")
-    assert not rt.has_device("privateuseone") and not rt.has_device("privateusetwo")
+    assert not rt.has_device("privateusetwo")
     with pytest.raises(ValueError, match="not an accelerator backend"):
         rt.attach_device_library("cpu", device_sim.library_path())
     with pytest.raises(ValueError, match="cannot load"):
-        rt.attach_device_library("privateuseone", "/nonexistent/libnothing.so")
+        rt.attach_device_library("privateusetwo", "/nonexistent/libnothing.so")
     lib = os.path.join(os.path.dirname(backend_sdk.__file__), "lib", "libbackend_sdk.so")
     with pytest.raises(ValueError, match="does not export sdk_device_api_entry"):
-        rt.attach_device_library("privateuseone", lib)
+        rt.attach_device_library("privateusetwo", lib)
 
 
 def test_contract_bad_input_returns_statuses():

@@ -51,7 +51,8 @@ def _index(device: _DeviceArg) -> int:
         index = _runtime.current_device(_BACKEND) if d.index is None else d.index
     count = device_count()
     if not 0 <= index < count:
-        raise ValueError(f"{_BACKEND}: Invalid device ordinal {index}: the backend has {count} device(s)")
+        raise IndexError(f"{_BACKEND}: Invalid device ordinal: device index {index} is out of range for backend "
+                         f"'{_BACKEND}', which has {count} device{'' if count == 1 else 's'}")
     return index
 
 

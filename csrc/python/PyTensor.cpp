@@ -155,6 +155,16 @@ SDK_UNARY_SLOT(tensor_neg, "aten::neg")
 SDK_UNARY_SLOT(tensor_abs, "aten::abs")
 SDK_UNARY_SLOT(tensor_invert, "aten::bitwise_not")  // logical not for bool tensors
 
+// a @ b: aten::matmul; only between tensors (a Python number is a TypeError, as in PyTorch).
+PyObject* tensor_matmul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  SDK_HANDLE_ERRORS_BEGIN
+  using Sig = Tensor(const Tensor&, const Tensor&);
+  static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::matmul").typed<Sig>();
+  return wrap_tensor(op.call(unpack_tensor(a), unpack_tensor(b)));
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
+
 PyNumberMethods g_number_methods = [] {
   PyNumberMethods m{};
   m.nb_add = tensor_add;
@@ -180,6 +190,7 @@ PyNumberMethods g_number_methods = [] {
   m.nb_negative = tensor_neg;
   m.nb_absolute = tensor_abs;
   m.nb_invert = tensor_invert;
+  m.nb_matrix_multiply = tensor_matmul;
   return m;
 }();
 

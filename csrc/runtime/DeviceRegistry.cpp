@@ -193,8 +193,8 @@ void check_device_index(DeviceType type, int index, const char* what) {
   int count = device_count(type);
   if (SDK_UNLIKELY(index < 0 || index >= count)) {
     SDK_CHECK(has_device(type), what, ": no device is attached to backend '", device_type_name(type), "'");
-    SDK_THROW(Index, what, ": device index ", index, " is out of range for backend '", device_type_name(type),
-              "', which has ", count, count == 1 ? " device" : " devices");
+    SDK_THROW(Index, what, ": Invalid device ordinal: device index ", index, " is out of range for backend '",
+              device_type_name(type), "', which has ", count, count == 1 ? " device" : " devices");
   }
 }
 

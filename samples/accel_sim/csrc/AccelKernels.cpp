@@ -9,6 +9,7 @@
 #include "SimKernels.h"
 #include "dispatch/Library.h"
 #include "ops/DeviceOps.h"
+#include "ops/Random.h"
 
 namespace {
 
@@ -16,22 +17,60 @@ sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool non_bloc
   return sdk::ops::device::copy_(self, src, non_blocking, &accel::local_copy);
 }
 
-// Operators run on the device: every overload with a Meta kernel of its own
-// (composite overloads keep decomposing into these).
+// Random fills: the Philox counters are reserved from accel's generator at
+// launch, in program order, and the device computes the numbers the CPU
+// computes for the same seed (Note [Philox random numbers], core/Philox.h).
+template <typename Fill>
+sdk::Tensor random_fill(const sdk::Tensor& self, const char* op, const std::optional<sdk::Generator>& generator,
+                        uint64_t counters, Fill fill) {
+  auto [seed, offset] = sdk::ops::philox_reserve(generator, self.device(), counters, op);
+  sdk::Tensor host = accel::host_alias(self);
+  accel::launch(self.device(), op, [host, seed = seed, offset = offset, fill] { fill(host, seed, offset); });
+  self.impl()->bump_version();
+  return self;
+}
+
+sdk::Tensor uniform_(const sdk::Tensor& self, double from, double to, const std::optional<sdk::Generator>& g) {
+  sdk::ops::uniform_(accel::meta_like(self), from, to);  // argument checks
+  return random_fill(self, "uniform_", g, sdk::ops::philox_uniform_counters(self.dtype(), self.numel()),
+                     [from, to](const sdk::Tensor& t, uint64_t seed, uint64_t offset) {
+                       sdk::ops::philox_uniform_fill(t, from, to, seed, offset);
+                     });
+}
+
+sdk::Tensor normal_(const sdk::Tensor& self, double mean, double std, const std::optional<sdk::Generator>& g) {
+  sdk::ops::normal_(accel::meta_like(self), mean, std);
+  return random_fill(self, "normal_", g, sdk::ops::philox_normal_counters(self.numel()),
+                     [mean, std](const sdk::Tensor& t, uint64_t seed, uint64_t offset) {
+                       sdk::ops::philox_normal_fill(t, mean, std, seed, offset);
+                     });
+}
+
+sdk::Tensor bernoulli_(const sdk::Tensor& self, double p, const std::optional<sdk::Generator>& g) {
+  sdk::ops::bernoulli_(accel::meta_like(self), p);
+  return random_fill(self, "bernoulli_", g, sdk::ops::philox_double_counters(self.numel()),
+                     [p](const sdk::Tensor& t, uint64_t seed, uint64_t offset) {
+                       sdk::ops::philox_bernoulli_fill(t, p, sdk::Tensor(), seed, offset);
+                     });
+}
+
+// Operators run on the device, with their in-place forms ("add" and "add_"):
+// every overload with a Meta kernel of its own (composite overloads keep
+// decomposing into these).
 constexpr const char* kDeviceOperators[] = {
     // elementwise
     "add", "sub", "mul", "div", "remainder", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "where", "clamp",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "floor_divide", "where", "clamp",
     "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign", "reciprocal",
-    "logical_not", "fill_", "masked_fill", "masked_fill_", "lerp", "addcmul", "addcdiv",
+    "logical_not", "bitwise_not", "fill", "masked_fill", "lerp", "addcmul", "addcdiv",
     // reductions
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "all", "any", "norm",
     "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax",
     // linear algebra
     "mm", "bmm", "addmm", "dot", "matmul",
     // shape and indexing
-    "cat", "stack", "flip", "gather", "scatter", "scatter_add", "index_select", "index_put_", "index_put", "repeat",
+    "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
 };
@@ -44,13 +83,17 @@ SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", &sdk::ops::device::resize_);
   m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
   m.impl("copy_", &copy_);
+  m.impl("uniform_", &uniform_);
+  m.impl("normal_", &normal_);
+  m.impl("bernoulli_.float", &bernoulli_);
   sdk::Dispatcher& dispatcher = sdk::Dispatcher::singleton();
   for (const char* name : kDeviceOperators) {
-    const std::string qualified = std::string("aten::") + name;
-    for (const std::string& overload : dispatcher.overload_names(qualified)) {
-      const std::string full = overload.empty() ? qualified : qualified + "." + overload;
-      if (!dispatcher.find_schema_or_throw(full).entry().has_kernel_for(sdk::DispatchKey::Meta)) continue;
-      m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(&accel::simulated_kernel));
+    for (const std::string& qualified : {std::string("aten::") + name, std::string("aten::") + name + "_"}) {
+      for (const std::string& overload : dispatcher.overload_names(qualified)) {
+        const std::string full = overload.empty() ? qualified : qualified + "." + overload;
+        if (!dispatcher.find_schema_or_throw(full).entry().has_kernel_for(sdk::DispatchKey::Meta)) continue;
+        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(&accel::simulated_kernel));
+      }
     }
   }
 }

@@ -55,13 +55,16 @@ void for_each_tensor(IValue& v, F&& f) {
   }
 }
 
-// A meta tensor with `t`'s geometry over a (resizable) meta storage as big as t's.
+}  // namespace
+
 Tensor meta_like(const Tensor& t) {
   const int64_t itemsize = static_cast<int64_t>(t.itemsize());
   const int64_t elems = (static_cast<int64_t>(t.storage()->nbytes()) + itemsize - 1) / itemsize;
   Tensor base = sdk::make_tensor({elems}, t.dtype(), Device(DeviceType::Meta));
   return sdk::make_view(base, t.sizes(), t.strides(), t.storage_offset(), "meta_like");
 }
+
+namespace {
 
 // The device of the call; every other tensor must be on it, except CPU
 // 0-dim tensors (scalars), as with CUDA.
@@ -126,7 +129,15 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   // 1. The meta run: checks, result geometry, out= sizes.
   sdk::Stack meta(args, args + n);
   for (IValue& v : meta) for_each_tensor(v, [](Tensor& t) { if (on_device(t)) t = meta_like(t); });
-  op.redispatch_boxed(sdk::DispatchKeySet(sdk::DispatchKey::Meta), &meta);
+  try {
+    op.redispatch_boxed(sdk::DispatchKeySet(sdk::DispatchKey::Meta), &meta);
+  } catch (const sdk::Error& e) {
+    if (e.kind() != sdk::ErrorKind::NotImplemented) throw;
+    // The results' shapes depend on the data (a boolean mask, nonzero): no
+    // launch can allocate them up front, so the operator runs on the host.
+    sdk::ops::cpu_fallback(op, sdk::DispatchKeySet(), stack);
+    return;
+  }
   const size_t m = schema.returns.size();
   std::vector<Tensor> results(m);
   std::vector<Tensor> fresh(m);  // device buffers of fresh results

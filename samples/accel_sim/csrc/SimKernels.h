@@ -11,7 +11,9 @@
 //     the same geometry: this checks the arguments (errors are raised here,
 //     synchronously, as from any backend) and gives the results' sizes,
 //     strides and dtypes; fresh results are allocated on the device and out=
-//     arguments resized;
+//     arguments resized. An operator whose result shapes depend on the data
+//     (its Meta kernel raises NotImplementedError: boolean-mask indexing)
+//     runs through the SDK's CPU fallback instead, synchronously;
 //  2. a job holding host aliases of every device tensor is launched on the
 //     current stream and returns at once;
 //  3. on the worker, the CPU kernel runs over the aliases and fresh results
@@ -34,6 +36,10 @@ namespace accel {
 // host alias, with the same geometry. Only kernels running on a stream may
 // touch it (host code touching device memory is the bug the simulator catches).
 sdk::Tensor host_alias(const sdk::Tensor& device_tensor);
+
+// A meta tensor with `t`'s geometry over a (resizable) meta storage as big as
+// t's: running an operator's Meta kernel on it checks the arguments.
+sdk::Tensor meta_like(const sdk::Tensor& t);
 
 // Runs `job` on the current stream of `device` (asynchronously); `name`
 // names the kernel in fault messages and traces.
