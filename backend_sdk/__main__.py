@@ -1,7 +1,8 @@
 """``python -m backend_sdk <command>``: the SDK's command line.
 
 Commands:
-  demo   show devices, tensors, a dispatch through the keys and an operator's dispatch table
+  demo   the accel sample backend on the simulated device: devices, tensors, streams, events,
+         memory statistics, results checked against the CPU, a Chrome trace
 """
 from __future__ import annotations
 
@@ -10,68 +11,96 @@ import sys
 
 
 def demo() -> int:
-    """The bring-up demo (this release: the core runtime)."""
+    """The bring-up demo: the accel sample backend on the simulated device."""
+    import os
+    import tempfile
+    import time
+
     import numpy as np
 
+    import accel
     import backend_sdk as sdk
+    import device_sim
     from backend_sdk import _C
-    from backend_sdk.library import Library
 
     def section(title: str) -> None:
-        print(f"\n=== {title} " + "=" * max(0, 60 - len(title)))
+        print(f"\n=== {title} " + "=" * max(0, 64 - len(title)))
 
-    section("devices")
-    print("device types:", _C._valid_device_types())
-    for spec in ("cpu", "meta", "privateuseone:1"):
-        print(f"  backend_sdk.device({spec!r}) -> {sdk.device(spec)!r}")
+    started = time.perf_counter()
+    device_sim.start_trace()
 
-    section("tensors")
-    a = sdk.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    b = sdk.arange(3, dtype=sdk.float32)
-    print("a =", a)
-    print("b =", b)
-    print("a + b =", a + b)
-    print("a * 2 =", a * 2)
-    print("a.t() =", a.t(), " (a view: shares storage:", a.t().untyped_storage().data_ptr() == a.untyped_storage().data_ptr(), ")")
-    m = sdk.empty(2, 3, device="meta")
-    print("meta tensor:", m, "stride", m.stride())
-    shared = np.arange(4, dtype=np.float64)
-    t = sdk.from_numpy(shared)
-    t.add_(1)
-    print("from_numpy shares memory: numpy array after t.add_(1) ->", shared)
+    section("simulated devices")
+    print(f"accel.is_available() = {accel.is_available()}, device_count() = {accel.device_count()}")
+    for i in range(accel.device_count()):
+        p = accel.get_device_properties(i)
+        free, total = accel.mem_get_info(i)
+        print(f"  accel:{i}  {p.name}, {total / 2**20:.0f} MiB ({free / 2**20:.0f} MiB free), stream priorities "
+              f"{p.stream_priority_greatest}..{p.stream_priority_least}")
 
-    section("a dispatch through the keys")
-    lib = Library("demo", "DEF")
-    lib.define("scaled_add(Tensor x, Tensor y, float alpha=1.0) -> Tensor")
-    trace = []
+    section("tensors on accel:0 and accel:1")
+    rng = np.random.default_rng(0)
+    a_host = sdk.from_numpy(rng.standard_normal((256, 256)).astype(np.float32))
+    b_host = sdk.from_numpy(rng.standard_normal((256, 256)).astype(np.float32))
+    a0, b0 = a_host.to("accel:0"), b_host.accel(0)
+    a1 = a_host.to("accel:1", non_blocking=True)
+    print("a0:", a0.shape, a0.dtype, a0.device, "| a1:", a1.device, "| a0.is_accel =", a0.is_accel)
+    print("(a0 + 1)[:2, :4] =", (a0 + 1)[:2, :4])
 
-    def autograd_kernel(keyset, x, y, alpha):
-        trace.append(f"AutogradCPU kernel (keys: {keyset})")
-        return _C._redispatch("demo::scaled_add", keyset.keys_after("AutogradCPU"), x, y, alpha)
+    section("two streams ordered with events, timed")
+    producer, consumer = accel.Stream(0), accel.Stream(0, priority=-1)
+    start, done = accel.Event(enable_timing=True), accel.Event(enable_timing=True)
+    with accel.stream(producer):
+        start.record()
+        c0 = (a0 @ b0).relu()               # queued on the producer stream; returns at once
+        done.record()
+    consumer.wait_event(done)               # the consumer's work waits for the producer's
+    with accel.stream(consumer):
+        total = c0.sum()
+        c0.record_stream(consumer) if hasattr(c0, "record_stream") else sdk._runtime.record_stream(c0, consumer)
+    done.synchronize()
+    print(f"matmul + relu on the producer stream: {start.elapsed_time(done):.3f} ms (event timing)")
+    expected = np.maximum(a_host.numpy() @ b_host.numpy(), 0)
+    print(f"sum on the consumer stream: {total.item():.4f} (CPU: {expected.sum():.4f})")
 
-    def cpu_kernel(x, y, alpha):
-        trace.append("CPU kernel")
-        return x + y * alpha
+    section("results checked against the CPU")
+    checks = {
+        "matmul + relu": (c0, expected),
+        "softmax(dim=1)": (sdk.softmax(a1, 1), sdk.softmax(a_host, 1).numpy()),
+        "cross-device copy": ((a1 * 2).to("accel:0"), a_host.numpy() * 2),
+        "mean over dim 0": (a0.mean(0), a_host.numpy().mean(0)),
+    }
+    for name, (got, want) in checks.items():
+        err = float(np.max(np.abs(got.cpu().numpy() - want)))
+        print(f"  {name:<18} max |accel - cpu| = {err:.2e}  {'ok' if err < 1e-3 else 'MISMATCH'}")
+        if err >= 1e-3:
+            return 1
 
-    lib.impl("scaled_add", autograd_kernel, "Autograd", with_keyset=True)
-    lib.impl("scaled_add", cpu_kernel, "CPU")
-    result = sdk.ops.demo.scaled_add(a, a, alpha=0.5)
-    for step in trace:
-        print("  ->", step)
-    print("result:", result)
+    section("memory (caching allocator)")
+    print(f"memory_allocated(0) = {accel.memory_allocated(0)} bytes, memory_reserved(0) = {accel.memory_reserved(0)}")
+    del a0, b0, c0, total, checks
+    print(f"after freeing: memory_allocated(0) = {accel.memory_allocated(0)}, reserved (cached) = "
+          f"{accel.memory_reserved(0)}")
+    print(accel.memory_summary(0))
 
-    section("the computed dispatch table of demo::scaled_add")
-    print(_C._dispatch_dump_table("demo::scaled_add"))
-    section("and of aten::add.Tensor")
-    print(_C._dispatch_dump_table("aten::add.Tensor"))
-    lib._destroy()
+    section("dispatch table of aten::add.Tensor (accel kernels registered by the sample)")
+    table = _C._dispatch_dump_table("aten::add.Tensor")
+    print("\n".join(line for line in table.splitlines() if "Accel" in line or "CPU" in line.split(":")[0]))
+
+    accel.synchronize(0)
+    accel.synchronize(1)
+    device_sim.stop_trace()
+    path = os.path.join(tempfile.gettempdir(), "backend_sdk_demo_trace.json")
+    device_sim.export_chrome_trace(path)
+    section("trace")
+    print(f"Chrome trace written to {path} (open it in chrome://tracing or https://ui.perfetto.dev)")
+    print(f"demo took {time.perf_counter() - started:.2f} s")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m backend_sdk", description="backend_sdk command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="show devices, tensors, a dispatch through the keys and a dispatch table")
+    sub.add_parser("demo", help="the accel backend on the simulated device, checked against the CPU")
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()
