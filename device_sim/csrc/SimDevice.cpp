@@ -70,7 +70,7 @@ void event_unref(SimEvent* e) {
 
 SimDevice::SimDevice(int index, size_t capacity, int workers) : index_(index), memory_(index, capacity) {
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this] { worker_loop(); });
+    workers_.emplace_back([this, i] { worker_loop(/*spins=*/i == 0); });
     // Workers live until the process exits (the simulator is immortal): a
     // kernel may still be running while the interpreter shuts down.
     workers_.back().detach();
@@ -105,7 +105,9 @@ void SimDevice::enqueue(SimStream* s, Op op) {
   s->queue.push_back(std::move(op));
   s->seqs.push_back(next_seq_++);
   s->enqueued++;
-  if (sleeping_ > 0) work_cv_.notify_one();
+  enqueued_total_.fetch_add(1, std::memory_order_release);
+  // A spinning worker sees the op without a wake-up (Note [Worker spin]).
+  if (sleeping_ > 0 && spinning_ == 0) work_cv_.notify_one();
 }
 
 bool SimDevice::stream_idle(SimStream* s) {
@@ -248,10 +250,35 @@ SimStream* SimDevice::pick_locked() {
   return best;
 }
 
-void SimDevice::worker_loop() {
+// Note [Worker spin]
+// ~~~~~~~~~~~~~~~~~~
+// Waking a sleeping worker costs the launching thread a futex call and the
+// worker a context switch, several microseconds per launch when a program
+// launches small kernels back to back (as a real device's launch queue would
+// absorb them). So one worker per device polls the queue for a short while
+// (kSpinNs) before it sleeps; while it spins, enqueue does not notify. The
+// other workers sleep at once, so an idle simulator burns at most one core per
+// device for kSpinNs after its last op.
+constexpr int64_t kSpinNs = 30'000;
+
+void SimDevice::worker_loop(bool spins) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     SimStream* s = pick_locked();
+    if (s == nullptr && spins && spinning_ == 0) {
+      const uint64_t seen = enqueued_total_.load(std::memory_order_acquire);
+      ++spinning_;
+      lock.unlock();
+      const int64_t deadline = now_ns() + kSpinNs;
+      while (enqueued_total_.load(std::memory_order_acquire) == seen && now_ns() < deadline) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      lock.lock();
+      --spinning_;
+      if (enqueued_total_.load(std::memory_order_acquire) != seen) continue;
+    }
     if (s == nullptr) {
       ++sleeping_;
       work_cv_.wait(lock);

@@ -128,7 +128,7 @@ class SimDevice {
   bool consume_alloc_failure();
 
  private:
-  void worker_loop();
+  void worker_loop(bool spins);
   SimStream* pick_locked();
   void run(SimStream* s, Op& op);
   void complete_record(SimStream* s, Op& op);  // under mutex_
@@ -142,6 +142,8 @@ class SimDevice {
   uint64_t next_seq_ = 0;
   uint32_t next_serial_ = 1;
   int sleeping_ = 0;
+  int spinning_ = 0;                        // see Note [Worker spin]
+  std::atomic<uint64_t> enqueued_total_{0};  // every op ever queued, for the spinning worker
   std::vector<std::thread> workers_;
 
   std::atomic<bool> lost_{false};
