@@ -49,6 +49,12 @@ KernelFunction KernelFunction::make_from_boxed(BoxedKernelFn fn, std::shared_ptr
   return k;
 }
 
+KernelFunction KernelFunction::make_autograd_fallback(BoxedKernelFn fn, std::shared_ptr<OperatorKernel> functor) {
+  KernelFunction k = make_from_boxed(fn, std::move(functor));
+  k.skip_without_grad_ = true;
+  return k;
+}
+
 namespace {
 std::string demangle(const char* name) {
   int status = 0;
@@ -113,6 +119,25 @@ DispatchKeySet OperatorEntry::compute_keys_boxed(const Stack& stack) const {
   }
   LocalDispatchKeySet tls = tls_local_dispatch_key_set();
   return (DispatchKeySet(DispatchKeySet::RawTag{}, repr) | tls.included) - tls.excluded;
+}
+
+bool OperatorEntry::any_requires_grad_boxed(const Stack& stack) const {
+  const IValue* base = stack.data() + stack.size() - num_args_;
+  for (uint16_t pos : tensor_arg_positions_) {
+    const IValue& v = base[pos];
+    if (v.is_tensor()) {
+      if (boxing::tensor_requires_grad(v.to_tensor())) return true;
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (boxing::tensor_requires_grad(t)) return true;
+      }
+    } else if (v.is_list()) {
+      for (const IValue& e : v.to_list()) {
+        if (e.is_tensor() && boxing::tensor_requires_grad(e.to_tensor())) return true;
+      }
+    }
+  }
+  return false;
 }
 
 const AnnotatedKernel* OperatorEntry::find_kernel(DispatchKey k) const {

@@ -71,6 +71,8 @@ class SDK_API OperatorEntry {
   }
   // The key set of a boxed call: tensor arguments on the stack | TLS.
   DispatchKeySet compute_keys_boxed(const Stack& stack) const;
+  // True if a tensor argument on the stack requires grad (Note [Autograd fallback fast path]).
+  bool any_requires_grad_boxed(const Stack& stack) const;
 
   // These take the Dispatcher lock.
   // Human-readable computed table, one line per runtime key (c10's dumpComputedTable).
@@ -138,6 +140,17 @@ class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
     return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };
+
+namespace detail {
+template <typename Ret, typename... Args>
+Ret redispatch_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Args... args) {
+  constexpr uint64_t autograd_and_above =
+      ~((uint64_t{1} << (kNumBackends + static_cast<int>(DispatchKey::AutogradFunctionality) - 1)) - 1) &
+      ~kBackendBitsMask;
+  DispatchKeySet below = keys - DispatchKeySet(DispatchKeySet::RawTag{}, autograd_and_above);
+  return op.typed<Ret(Args...)>().redispatch(below, std::forward<Args>(args)...);
+}
+}  // namespace detail
 
 // Removes what it registered when destroyed (move-only).
 class SDK_API RegistrationHandle {
