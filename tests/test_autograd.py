@@ -388,3 +388,65 @@ def test_composite_ops_differentiate_by_decomposition():
 def test_fast_path_dispatch_table_has_autograd_fallback():
     table = _C._dispatch_dump_table("aten::add.Tensor")
     assert "AutogradCPU: fallthrough" not in table
+
+
+def test_custom_operator_without_formula_names_itself_in_backward(ns):
+    from backend_sdk.library import Library
+
+    with Library(ns, "DEF") as lib:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: x * 2, "CPU")
+        x = leaf([1.0, 2.0])
+        y = getattr(B.ops, ns).twice(x)
+        np.testing.assert_allclose(np_of(y), [2.0, 4.0])
+        assert y.requires_grad and y.grad_fn.name() == "TwiceBackward0"
+        with pytest.raises(RuntimeError, match=f"the derivative for '{ns}::twice' is not implemented"):
+            y.sum().backward()
+
+
+def test_custom_autograd_kernel_still_sees_plain_tensors(ns):
+    from backend_sdk.library import Library
+
+    calls = []
+    with Library(ns, "DEF") as lib:
+        lib.define("ident(Tensor x) -> Tensor")
+
+        def autograd_kernel(keyset, x):
+            calls.append("autograd")
+            return _C._redispatch(f"{ns}::ident", keyset.keys_after("AutogradCPU"), x)
+
+        lib.impl("ident", autograd_kernel, "Autograd", with_keyset=True)
+        lib.impl("ident", lambda x: x.clone(), "CPU")
+        getattr(B.ops, ns).ident(B.ones(1))
+        assert calls == ["autograd"]
+        with B.no_grad():  # grad mode off skips the Autograd keys, as PyTorch's inference paths do
+            getattr(B.ops, ns).ident(B.ones(1))
+        assert calls == ["autograd"]
+
+
+def test_python_kernels_receive_dtypes_as_dtype_objects(ns):
+    from backend_sdk.library import Library
+
+    seen = []
+    with Library(ns, "DEF") as lib:
+        lib.define("cast(Tensor x, ScalarType? dtype=None) -> Tensor")
+
+        def kernel(x, dtype=None):
+            seen.append(dtype)
+            return x.to(dtype)
+
+        lib.impl("cast", kernel, "CPU")
+        getattr(B.ops, ns).cast(B.ones(1), B.float64)
+    assert seen == [B.float64]
+
+
+def test_state_survives_the_wrapper_the_hook_annotated():
+    # The recording hook annotates the wrapper _redispatch returns; the dispatcher then unwraps the
+    # result into an IValue (that wrapper dies) and Python gets a new wrapper of the same tensor.
+    # Note [Autograd state across wrappers] carries grad_fn and the rest over.
+    x = leaf([1.0, 2.0])
+    y = B.ops.aten.mul.Tensor(x, 3.0)
+    assert y.grad_fn is not None and y.grad_fn.name() == "MulBackward0"
+    y.my_tag = "kept"
+    holder = [y.view(2)]  # a view is another tensor: it has its own state
+    assert holder[0].grad_fn.name() == "ViewBackward0"

@@ -18,13 +18,27 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import AccumulateGrad, Node, edge_of, run_backward
 
 __all__ = [
-    "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
+    "backward", "grad", "gradcheck", "gradgradcheck", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad",
 ]
 
 
 def _is_tensor(v: Any) -> bool:
     return isinstance(v, _C.TensorBase)
+
+
+def gradcheck(*args: Any, **kwargs: Any) -> bool:
+    """``backend_sdk.testing.gradcheck`` (also reachable here, as ``torch.autograd.gradcheck``)."""
+    from ..testing import gradcheck as _gradcheck
+
+    return _gradcheck(*args, **kwargs)
+
+
+def gradgradcheck(*args: Any, **kwargs: Any) -> bool:
+    """``backend_sdk.testing.gradgradcheck``."""
+    from ..testing import gradgradcheck as _gradgradcheck
+
+    return _gradgradcheck(*args, **kwargs)
 
 
 def _detach_tensor(t: Any) -> Any:

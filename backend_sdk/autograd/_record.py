@@ -80,7 +80,8 @@ class OpInfo:
         self.formula = FORMULAS.get(key)
         if self.formula is None and self.is_inplace:
             self.formula = FORMULAS.get(f"{ns}::{functional}")
-        camel = "".join(p[:1].upper() + p[1:] for p in functional.split("_") if p)
+        stem = functional[: -len("_forward")] if functional.endswith("_forward") else functional  # NllLossBackward0
+        camel = "".join(p[:1].upper() + p[1:] for p in stem.split("_") if p)
         self.node_name = f"{camel}Backward0"
 
 

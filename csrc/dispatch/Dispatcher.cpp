@@ -213,6 +213,7 @@ const AnnotatedKernel* OperatorEntry::compute_entry(
 void OperatorEntry::update_table(const std::array<const AnnotatedKernel*, kDispatchTableSize>& fallbacks) {
   std::array<uint64_t, kNumBackends + 1> masks;
   masks.fill(DispatchKeySet::full().raw_repr());
+  std::array<uint64_t, kNumBackends + 1> drops{};
   for (int i = 0; i < kDispatchTableSize; ++i) {
     const char* source;
     const AnnotatedKernel* k = compute_entry(i, fallbacks, &source);
@@ -225,10 +226,18 @@ void OperatorEntry::update_table(const std::array<const AnnotatedKernel*, kDispa
         for (auto& m : masks) m &= ~bit;
       }
       k = nullptr;  // never called: masked out
+    } else if (k && k->kernel.skips_without_grad()) {
+      DispatchKey key = runtime_key_for_table_index(i);
+      if (is_runtime_per_backend_key(key)) {
+        drops[static_cast<int>(to_backend_component(key))] |= DispatchKeySet(to_functionality_key(key)).raw_repr();
+      }
     }
     table_[i].store(k ? k : missing_record(), std::memory_order_release);
   }
-  for (int b = 0; b <= kNumBackends; ++b) non_fallthrough_[b].store(masks[b], std::memory_order_relaxed);
+  for (int b = 0; b <= kNumBackends; ++b) {
+    non_fallthrough_[b].store(masks[b], std::memory_order_relaxed);
+    drop_without_grad_[b].store(drops[b], std::memory_order_relaxed);
+  }
 }
 
 std::string OperatorEntry::registered_keys_str() const {
@@ -290,7 +299,8 @@ std::string OperatorEntry::dump_state() const {
 // OperatorHandle
 // ---------------------------------------------------------------------------
 void OperatorHandle::call_boxed(Stack* stack) const {
-  DispatchKeySet ks = entry_->mask_fallthroughs(entry_->compute_keys_boxed(*stack));
+  DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(*stack),
+                                            [&] { return entry_->any_requires_grad_boxed(*stack); });
   entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 

@@ -46,6 +46,7 @@ class SDK_API KernelFunction {
   bool is_valid() const { return boxed_ != nullptr; }
   bool is_fallthrough() const;
   bool has_unboxed() const { return unboxed_ != nullptr; }
+  bool skips_without_grad() const { return skip_without_grad_; }
   // Number of schema arguments the C++ signature takes (-1 for boxed kernels).
   int num_cpp_args() const { return num_cpp_args_; }
   int num_cpp_returns() const { return num_cpp_returns_; }

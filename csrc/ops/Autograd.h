@@ -11,12 +11,17 @@
 //   * grad mode off (no_grad) is the thread-local exclusion of
 //     AutogradFunctionality (Note [TLS key sets]), so such calls never reach
 //     the Autograd slot at all;
-//   * when no tensor argument requires grad, the fallback redispatches below
-//     Autograd. Boxed calls (all of Python's) check the stack
-//     (OperatorEntry::any_requires_grad_boxed); unboxed C++ calls check their
-//     arguments before boxing (KernelFunction::make_autograd_fallback,
-//     boxing::any_requires_grad) and redispatch unboxed, so a C++ call on
-//     tensors that do not require grad is never boxed.
+//   * when no tensor argument requires grad, a call skips the Autograd key:
+//     the operator's table records, per backend, that its Autograd slot is
+//     this fallback (OperatorEntry::drop_without_grad_), and a call's key
+//     masking (OperatorEntry::mask_for_call) drops the Autograd bit after
+//     checking the arguments (boxing::any_requires_grad for unboxed calls,
+//     OperatorEntry::any_requires_grad_boxed for boxed ones, all of Python's):
+//     one table load and a scan of the tensor arguments' AutogradMeta pointers.
+//   * a redispatch into the slot (a kernel above Autograd redispatching) still
+//     reaches the fallback, which makes the same check and redispatches below
+//     Autograd; for unboxed calls before boxing
+//     (KernelFunction::make_autograd_fallback), so it never boxes either.
 // "Requires grad" is the flag kept in the tensor's AutogradMeta: set on leaves
 // with requires_grad=True and on every output recorded in a graph (a non-leaf
 // with a grad_fn). Tensors without an AutogradMeta do not require grad.
