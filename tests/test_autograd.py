@@ -359,11 +359,11 @@ def test_views_get_grad_fn_through_the_view_op():
 # ---- missing formula ----------------------------------------------------------------------------
 def test_op_without_formula_runs_forward_and_fails_in_backward_naming_it():
     x = leaf([1.0, 2.0, 3.0])
-    y = x.prod()
-    assert y.requires_grad and y.grad_fn.name() == "ProdBackward0"
-    np.testing.assert_allclose(np_of(y), 6.0)
-    with pytest.raises(RuntimeError, match="the derivative for 'aten::prod' is not implemented"):
-        y.backward()
+    y = B.ops.aten.normal.Tensor_float(x, 0.0)  # no derivative formula (yet), not composite
+    assert y.requires_grad and y.grad_fn.name() == "NormalBackward0"
+    np.testing.assert_allclose(np_of(y), [1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=r"the derivative for 'aten::normal.Tensor_float' is not implemented"):
+        y.sum().backward()
 
 
 def test_non_differentiable_outputs_do_not_require_grad():
@@ -450,3 +450,11 @@ def test_state_survives_the_wrapper_the_hook_annotated():
     y.my_tag = "kept"
     holder = [y.view(2)]  # a view is another tensor: it has its own state
     assert holder[0].grad_fn.name() == "ViewBackward0"
+
+
+def test_meta_tensors_record_and_backward_without_data():
+    x = B.empty(2, 3, device="meta").requires_grad_()
+    y = (x * 2).sum(1)
+    assert y.grad_fn.name() == "SumBackward0" and y.device.type == "meta"
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (2, 3) and x.grad.device.type == "meta"

@@ -129,6 +129,22 @@ CASES = {
     "clone": (lambda a: a.clone(), lambda: (rand(3),)),
     "to_copy": (lambda a: a.to(B.float64, copy=True), lambda: (rand(3),)),
     "contiguous": (lambda a: a.t().contiguous() * 1, lambda: (rand(2, 3),)),
+    "prod": (lambda a: a.prod(), lambda: (rand(2, 3),)),
+    "prod_with_zero": (lambda a: a.prod(), lambda: (B.tensor([0.0, 2.0, 3.0], dtype=B.float64).requires_grad_(),)),
+    "prod_dim": (lambda a: a.prod(1), lambda: (rand(2, 3),)),
+    "cumprod": (lambda a: a.cumprod(1), lambda: (pos(2, 3),)),
+    "remainder": (lambda a, b: a.remainder(b), lambda: (pos(4) * 3, B.tensor([0.7, 0.9, 1.1, 1.3], dtype=B.float64)
+                                                       .requires_grad_())),
+    "scatter_src": (lambda a, s: a.scatter(1, B.tensor([[0, 2]]), s), lambda: (rand(1, 3), rand(1, 2))),
+    "scatter_add": (lambda a, s: a.scatter_add(0, B.tensor([0, 0, 1]), s), lambda: (rand(3), rand(3))),
+    "index_put": (lambda a, v: ops.index_put(a, [B.tensor([0, 2])], v), lambda: (rand(3, 2), rand(2, 2))),
+    "index_put_acc": (lambda a, v: ops.index_put(a, [B.tensor([0, 0])], v, True), lambda: (rand(3), rand(2))),
+    "masked_select": (lambda a: a.masked_select(B.tensor([True, False, True])), lambda: (rand(3),)),
+    "take": (lambda a: a.take(B.tensor([3, 0, 3])), lambda: (rand(2, 2),)),
+    "pow_inplace": (lambda a: (a * 1).pow_(2.0), lambda: (rand(3),)),
+    "clamp_tensor": (lambda a, lo: a.clamp(lo, B.tensor([0.5], dtype=B.float64)),
+                     lambda: (away_from([0.5, -0.3], 5), B.tensor([-0.3], dtype=B.float64).requires_grad_())),
+    "where_scalar_other": (lambda a: B.where(a > 0, a, 1.0), lambda: (away_from([0.0], 4),)),
     # losses
     "mse_loss": (lambda a, b: ops.mse_loss(a, b), lambda: (rand(2, 3), rand(2, 3))),
     "mse_loss_sum": (lambda a, b: ops.mse_loss(a, b, 2), lambda: (rand(2, 3), rand(2, 3))),
@@ -172,6 +188,14 @@ def test_mixed_dtype_broadcast_gradients_match_input_dtype_and_shape():
     assert b.grad.dtype == B.float64 and tuple(b.grad.shape) == (3,)
     np.testing.assert_allclose(a.grad.numpy(), [[6.0], [6.0]])
     np.testing.assert_allclose(b.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_fill_on_non_leaf_cuts_gradient_of_overwritten_value():
+    x = rand(3)
+    y = x * 2
+    y.fill_(1.0)
+    (y * x).sum().backward()  # only the second factor's path remains
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0, 1.0])
 
 
 def test_copy_into_non_leaf_routes_gradient_to_source():

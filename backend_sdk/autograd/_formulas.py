@@ -759,3 +759,131 @@ def _nll(c):
     z = B.zeros([t.shape[0], meta.shape[-1]], dtype=g.dtype, device=g.device)
     z = z.scatter(1, safe_t.unsqueeze(1), coef.unsqueeze(1))
     return {"self": z if batched else z.reshape(list(meta.shape))}
+
+
+# ---- more operators -------------------------------------------------------------------------
+@formula("fill.Scalar", "fill_.Scalar", "zero")
+def _fill(c):
+    return {}  # self is overwritten: its previous value gets no gradient
+
+
+def _exclusive_products(x: Any, d: int) -> Any:
+    """prod_{j != i} x_j along d, exact with zeros (products of the elements left and right of each)."""
+    B = _B()
+    n = x.shape[d]
+    ones_shape = list(x.shape)
+    ones_shape[d] = 1
+    one = B.ones(ones_shape, dtype=x.dtype, device=x.device)
+    if n == 1:
+        return one
+    left = B.cat([one, x.cumprod(d).narrow(d, 0, n - 1)], d)
+    right = B.cat([one, x.flip([d]).cumprod(d).narrow(d, 0, n - 1)], d).flip([d])
+    return left * right
+
+
+@formula("prod", saves=("self",))
+def _prod(c):
+    x = c["self"]
+    if x.numel() == 0:
+        return {"self": x * 0}
+    flat = x.reshape([-1])
+    return {"self": c.g * _exclusive_products(flat, 0).reshape(list(x.shape))}
+
+
+@formula("prod.dim_int", saves=("self",))
+def _prod_dim(c):
+    x = c["self"]
+    if x.dim() == 0:
+        return {"self": c.g}
+    d = c["dim"] % x.dim()
+    if x.shape[d] == 0:
+        return {"self": x * 0}
+    g = _unsqueeze_dims(c.g, [d], x.dim(), c["keepdim"])
+    return {"self": g * _exclusive_products(x, d)}
+
+
+@formula("cumprod", saves=("self", "result"))
+def _cumprod(c):
+    # Exact for inputs without zeros (as PyTorch's fast path): reverse cumsum of g * result, over self.
+    x, d = c["self"], c["dim"]
+    if x.dim() == 0:
+        return {"self": c.g}
+    return {"self": (c.g * c.result).flip([d]).cumsum(d).flip([d]) / x}
+
+
+@formula("remainder.Tensor", saves=("self", "other"))
+def _remainder(c):
+    out = {"self": c.g}
+    if "other" in c.needs:
+        out["other"] = -c.g * c["self"].div(c["other"], rounding_mode="floor")
+    return out
+
+
+@formula("remainder.Scalar")
+def _remainder_scalar(c):
+    return {"self": c.g}
+
+
+@formula("remainder.Scalar_Tensor", saves=("other",))
+def _remainder_st(c):
+    other = c["other"]
+    return {"other": -c.g * ((other * 0 + c["self"]) / other).floor()}
+
+
+@formula("floor_divide", "floor_divide.Scalar")
+def _floor_divide(c):
+    return {"self": c.g * 0, "other": c.g * 0}
+
+
+@formula("scatter.src", saves=("index",))
+def _scatter_src(c):
+    idx, d = c["index"], c["dim"]
+    return {"self": c.g.scatter(d, idx, 0.0), "src": c.g.gather(d, idx)}
+
+
+@formula("scatter.value", saves=("index",))
+def _scatter_value(c):
+    return {"self": c.g.scatter(c["dim"], c["index"], 0.0)}
+
+
+@formula("scatter_add", saves=("index",))
+def _scatter_add(c):
+    return {"self": c.g, "src": c.g.gather(c["dim"], c["index"])}
+
+
+@formula("index_put", saves=("indices",))
+def _index_put(c):
+    B = _B()
+    indices = c["indices"]
+    out = {}
+    if "self" in c.needs:
+        out["self"] = c.g if c["accumulate"] else _ops().index_put.default(
+            c.g, indices, B.zeros([], dtype=c.g.dtype, device=c.g.device), False)
+    if "values" in c.needs:
+        out["values"] = _ops().index.Tensor(c.g, indices)
+    return out
+
+
+@formula("masked_select", saves=("mask",))
+def _masked_select(c):
+    meta = c["self"]
+    mask = c["mask"]
+    z = _zeros(meta)
+    if tuple(mask.shape) != tuple(meta.shape):
+        mask = mask.expand(list(meta.shape))
+    return {"self": _ops().index_put.default(z, [mask], c.g, True)}
+
+
+@formula("take", saves=("index",))
+def _take(c):
+    meta = c["self"]
+    z = _zeros(meta).reshape([-1])
+    z = _ops().index_put.default(z, [c["index"].reshape([-1])], c.g.reshape([-1]), True)
+    return {"self": z.reshape(list(meta.shape))}
+
+
+# In-place overloads whose functional twin has a different overload name.
+INPLACE_KEYS = {
+    "aten::pow_.Scalar": "aten::pow.Tensor_Scalar",
+    "aten::pow_.Tensor": "aten::pow.Tensor_Tensor",
+}

@@ -76,6 +76,9 @@ class OpInfo:
         self.num_returns = len(schema.returns)
         functional = name[:-1] if self.is_inplace and name.endswith("_") else name
         key = f"{ns}::{functional}" + (f".{overload}" if overload else "")
+        from ._formulas import INPLACE_KEYS
+
+        key = INPLACE_KEYS.get(self.qualname, key)
         self.key = key
         self.formula = FORMULAS.get(key)
         if self.formula is None and self.is_inplace:
