@@ -162,7 +162,9 @@ def test_gradcheck(name):
 
 
 SECOND_ORDER = ["mul", "div", "exp", "log", "sin", "tanh", "sigmoid", "pow_scalar", "sum_dim", "mm", "softmax",
-                "mse_loss"]
+                "mse_loss", "select_sq", "slice_sq", "cat", "prod", "gelu", "silu", "norm"]
+CASES["select_sq"] = (lambda a: a.select(1, 2) ** 2, lambda: (rand(2, 3),))
+CASES["slice_sq"] = (lambda a: a[:, 1:3] ** 2, lambda: (rand(2, 4),))
 
 
 @pytest.mark.parametrize("name", SECOND_ORDER)

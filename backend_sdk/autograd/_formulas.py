@@ -78,6 +78,17 @@ def _zeros(meta: Any) -> Any:
     return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
 
 
+def _zeros_for_writes(meta: Any, g: Any) -> Any:
+    """Zeros that a formula writes g into through a view. With create_graph the zeros must take
+    part in autograd before the view is taken, so that the write rebases them (CopySlices)."""
+    from .. import _C
+
+    z = _zeros(meta)
+    if _C._is_grad_enabled() and g.requires_grad:
+        z = z + g.sum() * 0
+    return z
+
+
 def _scalar_mul(g: Any, s: Any) -> Any:
     return g if s == 1 else g * s
 
@@ -600,7 +611,7 @@ def _permute(c):
 @formula("select.int")
 def _select(c):
     meta = c["self"]
-    z = _zeros(meta)
+    z = _zeros_for_writes(meta, c.g)
     z.select(c["dim"], c["index"]).copy_(c.g)
     return {"self": z}
 
@@ -608,7 +619,7 @@ def _select(c):
 @formula("slice.Tensor")
 def _slice(c):
     meta = c["self"]
-    z = _zeros(meta)
+    z = _zeros_for_writes(meta, c.g)
     _ops().slice.Tensor(z, c["dim"], c["start"], c["end"], c["step"]).copy_(c.g)
     return {"self": z}
 
@@ -616,7 +627,7 @@ def _slice(c):
 @formula("narrow")
 def _narrow(c):
     meta = c["self"]
-    z = _zeros(meta)
+    z = _zeros_for_writes(meta, c.g)
     z.narrow(c["dim"], c["start"], c["length"]).copy_(c.g)
     return {"self": z}
 

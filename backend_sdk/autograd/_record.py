@@ -405,6 +405,8 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
         z = zeros(bshape, dtype=bdtype, device=bdevice)
         if list(z.stride()) != bstride:
             z = empty_strided(bshape, bstride, dtype=bdtype, device=bdevice).fill_(0)
+        if _C._is_grad_enabled() and grads[0].requires_grad:  # create_graph: the write below must be recorded
+            z = z + grads[0].sum() * 0
         z.as_strided(vshape, vstride, voff).copy_(grads[0])
         return [z]
 
