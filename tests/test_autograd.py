@@ -37,6 +37,8 @@ def test_requires_grad_flags_and_leaves():
     assert y.grad_fn.name() == "MulBackward0"
     (acc, nr), = [e for e in y.grad_fn.next_functions if e[0] is not None]
     assert acc.name() == "backend_sdk::autograd::AccumulateGrad" and acc.variable is x and nr == 0
+    w = x + B.ones(3)  # an input that does not require grad is a (None, 0) edge, as in PyTorch
+    assert w.grad_fn.next_functions == ((acc, 0), (None, 0))
     z = B.ones(3)
     assert not (z + 1).requires_grad and (z + 1).grad_fn is None
     x.requires_grad = False
@@ -458,3 +460,10 @@ def test_meta_tensors_record_and_backward_without_data():
     assert y.grad_fn.name() == "SumBackward0" and y.device.type == "meta"
     y.sum().backward()
     assert tuple(x.grad.shape) == (2, 3) and x.grad.device.type == "meta"
+
+
+def test_backward_of_several_roots_with_their_gradients():
+    x = leaf([1.0, 2.0])
+    y1, y2 = x * 2, x * x
+    B.autograd.backward([y1, y2], [B.ones(2, dtype=B.float64), B.tensor([1.0, 10.0], dtype=B.float64)])
+    np.testing.assert_allclose(np_of(x.grad), [2.0 + 2.0, 2.0 + 40.0])

@@ -215,7 +215,10 @@ class FormulaNode(Node):
         ]
         result = self._formula(ctx)
         outs: list[Any] = []
-        for (name, idx), meta in zip(self._inputs, self._in_meta):
+        for (name, idx), meta, (nxt, _) in zip(self._inputs, self._in_meta, self.next_functions):
+            if nxt is None:
+                outs.append(None)
+                continue
             g = result.get(name) if isinstance(result, dict) else None
             if g is not None and idx is not None:
                 g = g[idx]
@@ -237,6 +240,8 @@ def _conform(g: Any, meta: TensorMeta) -> Any:
         g = g.to(dtype=meta.dtype, device=meta.device)
     return g
 
+
+_below_autograd: dict[int, Any] = {}  # key set (raw) -> its keys below Autograd
 
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -264,17 +269,25 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     # Differentiable inputs that require grad: (name, index-in-list or None).
     inputs: list[tuple[str, int | None]] = []
     in_tensors: list[Any] = []
+    # Every floating-point tensor argument is an edge, (None, 0) when it does not require grad (as
+    # PyTorch's next_functions); `needs` are the ones that do.
+    floating = _floating()
+    needs: set = set()
     for name in info.tensor_args:
         v = bound.get(name)
         if _is_tensor(v):
-            if _C._requires_grad_flag(v):
+            if v.dtype in floating:
                 inputs.append((name, None))
                 in_tensors.append(v)
+                if _C._requires_grad_flag(v):
+                    needs.add(name)
         elif isinstance(v, (list, tuple)):
             for i, e in enumerate(v):
-                if _is_tensor(e) and _C._requires_grad_flag(e):
+                if _is_tensor(e) and e.dtype in floating:
                     inputs.append((name, i))
                     in_tensors.append(e)
+                    if _C._requires_grad_flag(e):
+                        needs.add(name)
     formula = info.formula
     saves = formula.saves if formula is not None else ()
     self_t = bound.get(info.mutable[0]) if info.is_inplace else None
@@ -305,7 +318,11 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     prev = _C._is_grad_enabled()
     _C._set_grad_enabled(False)
     try:
-        out = _C._redispatch(info.qualname, keyset.keys_after("AutogradFunctionality"), *args, **kwargs)
+        raw = keyset.raw_repr
+        below = _below_autograd.get(raw)
+        if below is None:
+            below = _below_autograd[raw] = keyset.keys_after("AutogradFunctionality")
+        out = _C._redispatch(info.qualname, below, *args, **kwargs)
     finally:
         _C._set_grad_enabled(prev)
     outs = list(out) if (info.num_returns > 1 or info.returns_list) else [out]
@@ -329,7 +346,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     node._out_meta = [TensorMeta(o) if _is_tensor(o) else None for o in outs]
     ctx = FormulaCtx()
     ctx.node = node
-    ctx.needs = {name for name, _ in inputs}
+    ctx.needs = needs
     saved: dict[str, Any] = {}
     plain: dict[str, Any] = {}
     for name, v in bound.items():
