@@ -339,6 +339,26 @@ def test_write_into_view_of_tracked_base_routes_gradient_to_source():
     np.testing.assert_allclose(np_of(w.grad), [2.0, 4.0])
 
 
+def test_write_into_view_of_plain_tensor_routes_gradient_to_source():
+    w = leaf([1.0, 2.0])
+    z = B.zeros(2, 3, dtype=B.float64)
+    z[:, 1].copy_(w)  # the view was taken before anything required grad (Note [Autograd view bases])
+    assert z.requires_grad and z.grad_fn.name() == "CopySlices"
+    (z * z).sum().backward()
+    np.testing.assert_allclose(np_of(w.grad), [2.0, 4.0])
+    buf = B.zeros(3, dtype=B.float64)
+    buf[1:] = w * 3  # setitem: view, then copy_
+    (buf * B.tensor([5.0, 7.0, 11.0], dtype=B.float64)).sum().backward()
+    np.testing.assert_allclose(np_of(w.grad), [2.0 + 21.0, 4.0 + 33.0])
+
+
+def test_views_made_without_grad_mode_are_not_tracked():
+    z = B.zeros(3, dtype=B.float64)
+    with B.no_grad():
+        v = z[1:]
+    assert _C._view_base(v) is None and _C._view_base(z[1:]) is z
+
+
 def test_inplace_on_view_of_leaf_requiring_grad_raises():
     x = leaf([1.0, 2.0])
     v = x[0]

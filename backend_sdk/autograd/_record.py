@@ -296,6 +296,10 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
         if _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
             raise RuntimeError(_LEAF_INPLACE)
         base = self_t._ag_base
+        if base is None:
+            base = _C._view_base(self_t)  # a view taken while its base took no part in autograd
+            if base is not None:
+                self_t.__dict__["_ag_base"] = base
         if base is not None and base._ag_fn is None and _C._requires_grad_flag(base):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         # The formula sees self as it was before the write.

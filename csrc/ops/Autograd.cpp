@@ -7,6 +7,7 @@
 
 #include "dispatch/Dispatcher.h"
 #include "dispatch/Library.h"
+#include "tensor/ViewHook.h"
 
 namespace sdk::autograd {
 
@@ -54,6 +55,24 @@ void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet
   hook->call_boxed(op, ks, stack);
 }
 }  // namespace
+
+namespace {
+// Note [Autograd view bases].
+void remember_view_base(const Tensor& base, const Tensor& view) {
+  if (!is_floating_type(base.dtype()) || !is_grad_enabled()) return;
+  const AutogradMeta* bm = maybe_autograd_meta(base);
+  autograd_meta_of(view).view_base = (bm != nullptr && bm->view_base.defined()) ? bm->view_base : base;
+}
+const bool g_view_hook_installed = [] {
+  set_view_created_hook(&remember_view_base);
+  return true;
+}();
+}  // namespace
+
+Tensor view_base(const Tensor& t) {
+  const AutogradMeta* m = maybe_autograd_meta(t);
+  return m != nullptr ? m->view_base : Tensor();
+}
 
 void set_recording_hook(KernelFunction hook) {
   static std::mutex mu;

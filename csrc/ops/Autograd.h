@@ -48,8 +48,20 @@ namespace sdk::autograd {
 // it back. It is parked only while no wrapper exists, so it never hides a
 // Python reference cycle from the garbage collector. `release_py_state` (set
 // by the bindings) drops it under the GIL when the TensorImpl dies.
+//
+// Note [Autograd view bases]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A view made in grad mode of a floating-point tensor that does not take part
+// in autograd is not recorded (the fast path skips its operator), yet an
+// in-place write of a tensor that requires grad into it must give its base a
+// history (CopySlices, backend_sdk/autograd/_record.py). The view creation
+// hook (Note [View creation hook], tensor/ViewHook.h) keeps the root base in
+// the view's AutogradMeta (`view_base`); views recorded by autograd keep it
+// on the Python side instead. Views made with grad mode off (inside recorded
+// operators, under no_grad, detach()) are not tracked.
 struct SDK_API AutogradMeta final : AutogradMetaInterface {
   bool requires_grad_ = false;
+  Tensor view_base;  // Note [Autograd view bases]
   void* py_state = nullptr;
   static void (*release_py_state)(void*);
   bool requires_grad() const override { return requires_grad_; }
@@ -60,6 +72,8 @@ struct SDK_API AutogradMeta final : AutogradMetaInterface {
 // The tensor's AutogradMeta, created on first use.
 SDK_API AutogradMeta& autograd_meta_of(const Tensor& t);
 SDK_API AutogradMeta* maybe_autograd_meta(const Tensor& t);
+// The root base remembered for a view (Note [Autograd view bases]); undefined if none.
+SDK_API Tensor view_base(const Tensor& t);
 
 // The flag of Note [Autograd fallback fast path].
 SDK_API bool requires_grad(const Tensor& t);

@@ -653,6 +653,8 @@ void init_ops(py::module_& m) {
   m.def("_set_requires_grad_flag", [](const Tensor& t, bool v) { autograd::set_requires_grad(t, v); },
         py::arg("tensor"), py::arg("value"));
   m.def("_requires_grad_flag", [](const Tensor& t) { return autograd::requires_grad(t); }, py::arg("tensor"));
+  m.def("_view_base", [](const Tensor& t) { return autograd::view_base(t); }, py::arg("tensor"),
+        "The base a view made in grad mode was taken from (Note [Autograd view bases]), or None.");
   m.def("_is_grad_enabled", &autograd::is_grad_enabled, "False inside no_grad (AutogradFunctionality excluded).");
   m.def("_set_grad_enabled", &autograd::set_grad_enabled, py::arg("enabled"));
 }
