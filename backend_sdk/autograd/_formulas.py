@@ -119,7 +119,7 @@ def _add(c):
 @formula("add.Scalar", "neg", "_to_copy", "clone", "contiguous", "alias", "lift_fresh")
 def _identity_like(c):
     g = c.g
-    return {"self": -g if c.node._op.startswith("aten::neg") else g}
+    return {"self": -g if c.op.startswith("aten::neg") else g}
 
 
 @formula("sub.Tensor")

@@ -156,7 +156,7 @@ class SavedTensor:
 class FormulaCtx:
     """What a derivative formula sees: the forward arguments by name, the outputs and the output grads."""
 
-    __slots__ = ("args", "_saved", "_outputs", "needs", "grads", "node")
+    __slots__ = ("args", "_saved", "_outputs", "needs", "grads", "op")  # no back-reference to the node: no cycle
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(name)
@@ -349,7 +349,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     node._released = False
     node._out_meta = [TensorMeta(o) if _is_tensor(o) else None for o in outs]
     ctx = FormulaCtx()
-    ctx.node = node
+    ctx.op = info.qualname
     ctx.needs = needs
     saved: dict[str, Any] = {}
     plain: dict[str, Any] = {}
@@ -419,8 +419,8 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
             region.copy_(gs)
         return [res] + [fn_grads[k] for k in others]
 
-    cs = make_node("CopySlices", [base_edge] + [node.next_functions[k] for k in others], copy_slices, 1)
-    cs.__dict__["release"] = node.release
+    cs = make_node("CopySlices", [base_edge] + [node.next_functions[k] for k in others], copy_slices, 1,
+                   node.release)
 
     def view_backward(grads: list) -> list:
         z = zeros(bshape, dtype=bdtype, device=bdevice)
@@ -439,15 +439,19 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
     view.__dict__["_ag_nr"] = 0
 
 
-def make_node(name: str, edges: list, fn: Callable, num_outputs: int) -> Node:
-    """A node for autograd.Function: fn(grads) -> one gradient per edge."""
+def make_node(name: str, edges: list, fn: Callable, num_outputs: int, on_release: Callable | None = None) -> Node:
+    """A node whose backward is fn(grads) -> one gradient per edge (autograd.Function, CopySlices).
+
+    ``on_release`` runs when a backward without retain_graph is done with the node; it must not
+    reference the node (that would be a reference cycle).
+    """
     node = _CustomNode(edges)
-    node._name, node._fn, node._n = name, fn, num_outputs
+    node._name, node._fn, node._n, node._on_release = name, fn, num_outputs, on_release
     return node
 
 
 class _CustomNode(Node):
-    __slots__ = ("_name", "_fn", "_n")
+    __slots__ = ("_name", "_fn", "_n", "_on_release")
 
     def name(self) -> str:
         return self._name
@@ -455,6 +459,10 @@ class _CustomNode(Node):
     @property
     def num_outputs(self) -> int:
         return self._n
+
+    def release(self) -> None:
+        if self._on_release is not None:
+            self._on_release()
 
     def apply(self, grads: list[Any]) -> list[Any]:
         return self._fn(grads)

@@ -172,8 +172,11 @@ class Function(metaclass=_FunctionMeta):
                     res[i] = g
             return res
 
-        node = make_node(cls._backward_name, edges, run, len(outs))
-        node.__dict__["_ctx"] = ctx
+        def release() -> None:
+            ctx._released = True
+            ctx._saved = None
+
+        node = make_node(cls._backward_name, edges, run, len(outs), release)
         result = []
         for i, o in enumerate(outs):
             if not _is_tensor(o):
@@ -194,14 +197,6 @@ class Function(metaclass=_FunctionMeta):
         if to_save is not None:
             ctx._saved = [SavedTensor(t) if t is not None else None for t in to_save]
             del ctx._to_save
-        orig_release = node.release
-
-        def release() -> None:
-            ctx._released = True
-            ctx._saved = None
-            orig_release()
-
-        node.release = release  # type: ignore[method-assign]
         return tuple(result) if is_tuple else result[0]
 
 
