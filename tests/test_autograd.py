@@ -487,3 +487,18 @@ def test_backward_of_several_roots_with_their_gradients():
     y1, y2 = x * 2, x * x
     B.autograd.backward([y1, y2], [B.ones(2, dtype=B.float64), B.tensor([1.0, 10.0], dtype=B.float64)])
     np.testing.assert_allclose(np_of(x.grad), [2.0 + 2.0, 2.0 + 40.0])
+
+
+def test_graphs_without_saved_outputs_are_freed_by_reference_counting():
+    import gc
+    import weakref
+
+    x = leaf([1.0, 2.0])
+    gc.disable()
+    try:
+        y = (x * 2).sin().sum()
+        node = weakref.ref(y.grad_fn)
+        del y
+        assert node() is None
+    finally:
+        gc.enable()
