@@ -73,3 +73,44 @@ def test_mlp_training_on_accel_matches_cpu():
     env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "samples", "accel_sim"), env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+CASES_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    sys.path.insert(0, "tests")
+    import backend_sdk as B
+    import accel
+    import test_autograd_formulas as F
+
+    ok = []
+    for name, (fn, make) in sorted(F.CASES.items()):
+        ins = make()
+        out_c = fn(*ins)
+        gc = B.autograd.grad(out_c.sum(), [i for i in ins if i.requires_grad])
+        ins_a = [i.detach().to("accel").requires_grad_(i.requires_grad) for i in ins]
+        try:
+            out_a = fn(*ins_a)
+        except ValueError as e:  # the case builds constant index tensors on the CPU
+            assert "same device" in str(e), (name, e)
+            continue
+        assert out_a.grad_fn is not None and out_a.device.type == "accel", name
+        ga = B.autograd.grad(out_a.sum(), [i for i in ins_a if i.requires_grad])
+        for x, y in zip(gc, ga):
+            assert y.device.type == "accel", (name, y.device)
+            np.testing.assert_allclose(x.numpy(), y.cpu().numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+        ok.append(name)
+    assert len(ok) >= 90, ok
+    print("OK", len(ok))
+    """
+)
+
+
+@pytest.mark.skipif(not os.path.exists(ACCEL), reason="the accel sample backend is not built")
+def test_every_formula_gives_the_cpu_gradient_on_accel():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "samples", "accel_sim"), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-W", "ignore", "-c", CASES_SCRIPT], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr[-4000:]

@@ -708,11 +708,16 @@ def _split(c):
 
 
 # ---- indexing -----------------------------------------------------------------------
+def _on(t: Any, device: Any) -> Any:
+    """Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside self."""
+    return t.to(device=device) if _is_tensor(t) and t.device != device else t
+
+
 @formula("index.Tensor", saves=("indices",))
 def _index(c):
     meta = c["self"]
     z = _zeros(meta)
-    return {"self": _ops().index_put.default(z, c["indices"], c.g, True)}
+    return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
 
 
 @formula("gather", saves=("index",))
@@ -728,7 +733,7 @@ def _index_select(c):
     z = _zeros(meta)
     if meta.dim() == 0:
         return {"self": c.g.reshape([])}
-    return {"self": _ops().index_put.default(z, [None] * d + [c["index"]], c.g, True)}
+    return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
 
 
 @formula("copy_", "copy")
@@ -865,7 +870,7 @@ def _scatter_add(c):
 @formula("index_put", saves=("indices",))
 def _index_put(c):
     B = _B()
-    indices = c["indices"]
+    indices = [_on(i, c.g.device) for i in c["indices"]]
     out = {}
     if "self" in c.needs:
         out["self"] = c.g if c["accumulate"] else _ops().index_put.default(
@@ -878,18 +883,24 @@ def _index_put(c):
 @formula("masked_select", saves=("mask",))
 def _masked_select(c):
     meta = c["self"]
-    mask = c["mask"]
-    z = _zeros(meta)
+    mask, g = c["mask"], c.g
+    if meta.device.type != "cpu":
+        # A boolean-mask index_put has a data-dependent shape that device kernels may refuse to
+        # plan (Meta cannot); scatter on the host and move the result back.
+        out = _ops().index_put.default(
+            _B().zeros(list(meta.shape), dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(
+                list(meta.shape))], g.cpu(), True)
+        return {"self": out.to(device=meta.device)}
     if tuple(mask.shape) != tuple(meta.shape):
         mask = mask.expand(list(meta.shape))
-    return {"self": _ops().index_put.default(z, [mask], c.g, True)}
+    return {"self": _ops().index_put.default(_zeros(meta), [mask], g, True)}
 
 
 @formula("take", saves=("index",))
 def _take(c):
     meta = c["self"]
     z = _zeros(meta).reshape([-1])
-    z = _ops().index_put.default(z, [c["index"].reshape([-1])], c.g.reshape([-1]), True)
+    z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
     return {"self": z.reshape(list(meta.shape))}
 
 
