@@ -489,7 +489,7 @@ def test_backward_of_several_roots_with_their_gradients():
     np.testing.assert_allclose(np_of(x.grad), [2.0 + 2.0, 2.0 + 40.0])
 
 
-def test_graphs_without_saved_outputs_are_freed_by_reference_counting():
+def test_graphs_are_freed_by_reference_counting():
     import gc
     import weakref
 
@@ -498,6 +498,10 @@ def test_graphs_without_saved_outputs_are_freed_by_reference_counting():
     try:
         y = (x * 2).sin().sum()
         node = weakref.ref(y.grad_fn)
+        del y
+        assert node() is None
+        y = (x * 2).exp().tanh().relu().sum()  # formulas that save their outputs
+        node = weakref.ref(y.grad_fn.next_functions[0][0])
         del y
         assert node() is None
     finally:

@@ -129,16 +129,28 @@ def _type_name(t: Any) -> str:
 
 
 class SavedTensor:
-    """A tensor a node keeps for backward, with the version it had when saved."""
+    """A tensor a node keeps for backward, with the version it had when saved.
 
-    __slots__ = ("tensor", "version", "output_of")
+    A saved *output* of the node is kept as a detached alias (same storage and version counter)
+    plus a weak reference to the node, so that output -> node -> saved output is no reference
+    cycle: graphs are freed by reference counting, which frees device memory promptly. When
+    unpacked with grad mode on (create_graph), a fresh alias is reconnected to the node.
+    """
 
-    def __init__(self, t: Any, output_of: Any = None) -> None:
-        self.tensor = t
+    __slots__ = ("tensor", "version", "output_of", "node_ref")
+
+    def __init__(self, t: Any, output_of: Any = None, node: Any = None) -> None:
         self.version = t._version
         if output_of is None and t._ag_fn is not None:
             output_of = (t._ag_fn.name(), t._ag_nr)
         self.output_of = output_of  # (node name, output_nr) of a non-leaf, for the error message
+        self.node_ref = None
+        if node is not None:
+            from . import _detach_tensor
+
+            t = _detach_tensor(t)
+            self.node_ref = weakref.ref(node)
+        self.tensor = t
 
     def unpack(self) -> Any:
         t = self.tensor
@@ -150,6 +162,15 @@ class SavedTensor:
                 f"{self.version} instead. Hint: the tensor was changed in place after it was saved for backward "
                 "(e.g. by x.add_(...) or an out= operation); clone it before modifying it."
             )
+        if self.node_ref is not None and _C._is_grad_enabled():
+            node = self.node_ref()
+            if node is not None:
+                from . import _detach_tensor
+
+                t = _detach_tensor(t)
+                _C._set_requires_grad_flag(t, True)
+                t.__dict__["_ag_fn"] = node
+                t.__dict__["_ag_nr"] = self.output_of[1]
         return t
 
 
@@ -373,7 +394,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     ctx._outputs = []
     node._ctx = ctx
     if "result" in saves:
-        ctx._outputs = [SavedTensor(o, (info.node_name, i)) if _is_tensor(o) else o for i, o in enumerate(outs)]
+        ctx._outputs = [SavedTensor(o, (info.node_name, i), node) if _is_tensor(o) else o for i, o in enumerate(outs)]
     if info.is_inplace and _is_tensor(self_t) and self_t._ag_base is not None:
         _rebase_view(self_t, node, inputs, info.mutable[0])
         return out
