@@ -40,6 +40,8 @@ from ._size import Size
 from ._tensor import Tensor, UntypedStorage
 from . import library, utils
 from . import nn, random
+from . import autograd
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._norm import norm
 from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 

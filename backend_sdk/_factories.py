@@ -55,9 +55,13 @@ _empty_op = ops.aten.empty.memory_format
 _empty_strided_op = ops.aten.empty_strided.default
 
 
-def empty(*size: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def _maybe_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    return t.requires_grad_() if requires_grad else t
+
+
+def empty(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (aten::empty.memory_format)."""
-    return _empty_op(_sizes(size, "empty"), dtype=dtype, device=device)
+    return _maybe_requires_grad(_empty_op(_sizes(size, "empty"), dtype=dtype, device=device), requires_grad)
 
 
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
@@ -65,21 +69,22 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
     return _empty_strided_op(list(size), list(stride), dtype=dtype, device=device)
 
 
-def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None,
+         requires_grad: bool = False) -> Tensor:
     """A tensor filled with fill_value; dtype inferred from it like PyTorch (bool, int64 or the default float)."""
     if dtype is None:
         dtype = _C.bool if isinstance(fill_value, bool) else _C.int64 if isinstance(fill_value, int) else _C._get_default_dtype()
-    return empty(_sizes((size,), "full"), dtype=dtype, device=device).fill_(fill_value)
+    return _maybe_requires_grad(empty(_sizes((size,), "full"), dtype=dtype, device=device).fill_(fill_value), requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
-    return empty(_sizes(size, "zeros"), dtype=dtype, device=device).fill_(0)
+    return _maybe_requires_grad(empty(_sizes(size, "zeros"), dtype=dtype, device=device).fill_(0), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    return empty(_sizes(size, "ones"), dtype=dtype, device=device).fill_(1)
+    return _maybe_requires_grad(empty(_sizes(size, "ones"), dtype=dtype, device=device).fill_(1), requires_grad)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
@@ -135,10 +140,12 @@ def _infer_numpy(data: Any) -> np.ndarray:
     return array
 
 
-def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of data (numbers, nested lists, numpy arrays or tensors)."""
+    if requires_grad:
+        return tensor(data, dtype=dtype, device=device).requires_grad_()
     if isinstance(data, Tensor):
-        source = data
+        source = data.detach()
     else:
         array = _infer_numpy(data)
         if array.dtype.kind == "c":
@@ -152,7 +159,7 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None) -> Tensor
 
 
 def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
-           device: DeviceLike = None) -> Tensor:
+           device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise."""
     if end is None:
         start, end = 0, start
@@ -168,4 +175,4 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
     values = np.arange(start, end, step, dtype=np_dtype)
     if dtype is None:
         dtype = _C.int64 if all_int else _C._get_default_dtype()
-    return tensor(values, dtype=dtype, device=device)
+    return tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -205,6 +205,33 @@ struct KeyCollector {
   void add(const T&) {}
 };
 
+// ---- does any unboxed argument take part in autograd? ----
+// See Note [Autograd fallback fast path] (csrc/ops/Autograd.h).
+inline bool tensor_requires_grad(const Tensor& t) {
+  if (!t.defined()) return false;
+  const AutogradMetaInterface* m = t.impl()->autograd_meta();
+  return m != nullptr && m->requires_grad();
+}
+struct RequiresGradCollector {
+  bool any = false;
+  void add(const Tensor& t) { any = any || tensor_requires_grad(t); }
+  void add(const std::optional<Tensor>& t) { any = any || (t && tensor_requires_grad(*t)); }
+  void add(TensorList ts) {
+    for (const Tensor& t : ts) add(t);
+  }
+  void add(OptionalTensorList ts) {
+    for (const auto& t : ts) add(t);
+  }
+  template <typename T>
+  void add(const T&) {}
+};
+template <typename... Args>
+inline bool any_requires_grad(const Args&... args) {
+  RequiresGradCollector c;
+  (c.add(args), ...);
+  return c.any;
+}
+
 template <typename... Args>
 inline DispatchKeySet keys_of(const Args&... args) {
   KeyCollector c;

@@ -49,6 +49,12 @@ KernelFunction KernelFunction::make_from_boxed(BoxedKernelFn fn, std::shared_ptr
   return k;
 }
 
+KernelFunction KernelFunction::make_autograd_fallback(BoxedKernelFn fn, std::shared_ptr<OperatorKernel> functor) {
+  KernelFunction k = make_from_boxed(fn, std::move(functor));
+  k.skip_without_grad_ = true;
+  return k;
+}
+
 namespace {
 std::string demangle(const char* name) {
   int status = 0;
@@ -113,6 +119,25 @@ DispatchKeySet OperatorEntry::compute_keys_boxed(const Stack& stack) const {
   }
   LocalDispatchKeySet tls = tls_local_dispatch_key_set();
   return (DispatchKeySet(DispatchKeySet::RawTag{}, repr) | tls.included) - tls.excluded;
+}
+
+bool OperatorEntry::any_requires_grad_boxed(const Stack& stack) const {
+  const IValue* base = stack.data() + stack.size() - num_args_;
+  for (uint16_t pos : tensor_arg_positions_) {
+    const IValue& v = base[pos];
+    if (v.is_tensor()) {
+      if (boxing::tensor_requires_grad(v.to_tensor())) return true;
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (boxing::tensor_requires_grad(t)) return true;
+      }
+    } else if (v.is_list()) {
+      for (const IValue& e : v.to_list()) {
+        if (e.is_tensor() && boxing::tensor_requires_grad(e.to_tensor())) return true;
+      }
+    }
+  }
+  return false;
 }
 
 const AnnotatedKernel* OperatorEntry::find_kernel(DispatchKey k) const {
@@ -188,6 +213,7 @@ const AnnotatedKernel* OperatorEntry::compute_entry(
 void OperatorEntry::update_table(const std::array<const AnnotatedKernel*, kDispatchTableSize>& fallbacks) {
   std::array<uint64_t, kNumBackends + 1> masks;
   masks.fill(DispatchKeySet::full().raw_repr());
+  std::array<uint64_t, kNumBackends + 1> drops{};
   for (int i = 0; i < kDispatchTableSize; ++i) {
     const char* source;
     const AnnotatedKernel* k = compute_entry(i, fallbacks, &source);
@@ -200,10 +226,18 @@ void OperatorEntry::update_table(const std::array<const AnnotatedKernel*, kDispa
         for (auto& m : masks) m &= ~bit;
       }
       k = nullptr;  // never called: masked out
+    } else if (k && k->kernel.skips_without_grad()) {
+      DispatchKey key = runtime_key_for_table_index(i);
+      if (is_runtime_per_backend_key(key)) {
+        drops[static_cast<int>(to_backend_component(key))] |= DispatchKeySet(to_functionality_key(key)).raw_repr();
+      }
     }
     table_[i].store(k ? k : missing_record(), std::memory_order_release);
   }
-  for (int b = 0; b <= kNumBackends; ++b) non_fallthrough_[b].store(masks[b], std::memory_order_relaxed);
+  for (int b = 0; b <= kNumBackends; ++b) {
+    non_fallthrough_[b].store(masks[b], std::memory_order_relaxed);
+    drop_without_grad_[b].store(drops[b], std::memory_order_relaxed);
+  }
 }
 
 std::string OperatorEntry::registered_keys_str() const {
@@ -265,7 +299,8 @@ std::string OperatorEntry::dump_state() const {
 // OperatorHandle
 // ---------------------------------------------------------------------------
 void OperatorHandle::call_boxed(Stack* stack) const {
-  DispatchKeySet ks = entry_->mask_fallthroughs(entry_->compute_keys_boxed(*stack));
+  DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(*stack),
+                                            [&] { return entry_->any_requires_grad_boxed(*stack); });
   entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 

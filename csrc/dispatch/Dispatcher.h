@@ -66,11 +66,25 @@ class SDK_API OperatorEntry {
     uint64_t mask = non_fallthrough_[static_cast<int>(ks.highest_backend())].load(std::memory_order_relaxed);
     return ks & DispatchKeySet(DispatchKeySet::RawTag{}, mask);
   }
+  // mask_fallthroughs for a call (not a redispatch): also drops the Autograd
+  // key when its slot is the autograd fallback and no tensor argument requires
+  // grad (`any_requires_grad()`), so such calls skip the fallback entirely.
+  // See Note [Autograd fallback fast path] (ops/Autograd.h).
+  template <typename AnyRequiresGrad>
+  DispatchKeySet mask_for_call(DispatchKeySet ks, AnyRequiresGrad&& any_requires_grad) const {
+    int b = static_cast<int>(ks.highest_backend());
+    uint64_t mask = non_fallthrough_[b].load(std::memory_order_relaxed);
+    uint64_t drop = drop_without_grad_[b].load(std::memory_order_relaxed) & ks.raw_repr() & mask;
+    if (drop != 0 && !any_requires_grad()) mask &= ~drop;
+    return ks & DispatchKeySet(DispatchKeySet::RawTag{}, mask);
+  }
   const KernelFunction& lookup_masked(DispatchKeySet masked) const {
     return table_[masked.dispatch_table_index()].load(std::memory_order_acquire)->kernel;
   }
   // The key set of a boxed call: tensor arguments on the stack | TLS.
   DispatchKeySet compute_keys_boxed(const Stack& stack) const;
+  // True if a tensor argument on the stack requires grad (Note [Autograd fallback fast path]).
+  bool any_requires_grad_boxed(const Stack& stack) const;
 
   // These take the Dispatcher lock.
   // Human-readable computed table, one line per runtime key (c10's dumpComputedTable).
@@ -97,6 +111,8 @@ class SDK_API OperatorEntry {
   size_t num_args_ = 0;
   std::array<std::atomic<const AnnotatedKernel*>, kDispatchTableSize> table_{};
   std::array<std::atomic<uint64_t>, kNumBackends + 1> non_fallthrough_{};
+  // Per backend: the Autograd bit when that backend's Autograd slot is the autograd fallback.
+  std::array<std::atomic<uint64_t>, kNumBackends + 1> drop_without_grad_{};
   // Guarded by the Dispatcher mutex. Newest registration first.
   std::map<DispatchKey, std::list<std::unique_ptr<AnnotatedKernel>>> kernels_;
 };
@@ -130,7 +146,8 @@ class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
   explicit Typed(OperatorEntry* e) : OperatorHandle(e) {}
   Ret call(Args... args) const {
     LocalDispatchKeySet tls = tls_local_dispatch_key_set();
-    DispatchKeySet ks = entry_->mask_fallthroughs((boxing::keys_of(args...) | tls.included) - tls.excluded);
+    DispatchKeySet ks = entry_->mask_for_call((boxing::keys_of(args...) | tls.included) - tls.excluded,
+                                              [&] { return boxing::any_requires_grad(args...); });
     return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
   Ret redispatch(DispatchKeySet ks, Args... args) const {
@@ -138,6 +155,17 @@ class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
     return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };
+
+namespace detail {
+template <typename Ret, typename... Args>
+Ret redispatch_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Args... args) {
+  constexpr uint64_t autograd_and_above =
+      ~((uint64_t{1} << (kNumBackends + static_cast<int>(DispatchKey::AutogradFunctionality) - 1)) - 1) &
+      ~kBackendBitsMask;
+  DispatchKeySet below = keys - DispatchKeySet(DispatchKeySet::RawTag{}, autograd_and_above);
+  return op.typed<Ret(Args...)>().redispatch(below, std::forward<Args>(args)...);
+}
+}  // namespace detail
 
 // Removes what it registered when destroyed (move-only).
 class SDK_API RegistrationHandle {

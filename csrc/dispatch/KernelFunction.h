@@ -10,6 +10,12 @@ namespace sdk {
 
 class OperatorHandle;
 
+namespace detail {
+// Defined in Dispatcher.h (needs the complete OperatorHandle).
+template <typename Ret, typename... Args>
+Ret redispatch_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Args... args);
+}  // namespace detail
+
 // Base of kernel functors (C++ function wrappers, Python callables, ...).
 struct SDK_API OperatorKernel {
   virtual ~OperatorKernel() = default;
@@ -28,6 +34,10 @@ class SDK_API KernelFunction {
   // operator's key mask so dispatch goes straight past it.
   static KernelFunction make_fallthrough();
   static KernelFunction make_from_boxed(BoxedKernelFn fn, std::shared_ptr<OperatorKernel> functor = nullptr);
+  // A boxed autograd fallback whose unboxed calls skip it (redispatching below
+  // Autograd without boxing) when no tensor argument requires grad; see
+  // Note [Autograd fallback fast path] (csrc/ops/Autograd.h).
+  static KernelFunction make_autograd_fallback(BoxedKernelFn fn, std::shared_ptr<OperatorKernel> functor = nullptr);
   // From a function pointer `Ret(*)(Args...)` or `Ret(*)(DispatchKeySet, Args...)`,
   // with Args among Note [Kernel argument types]. A boxed adapter is generated.
   template <typename Ret, typename... Args>
@@ -36,6 +46,7 @@ class SDK_API KernelFunction {
   bool is_valid() const { return boxed_ != nullptr; }
   bool is_fallthrough() const;
   bool has_unboxed() const { return unboxed_ != nullptr; }
+  bool skips_without_grad() const { return skip_without_grad_; }
   // Number of schema arguments the C++ signature takes (-1 for boxed kernels).
   int num_cpp_args() const { return num_cpp_args_; }
   int num_cpp_returns() const { return num_cpp_returns_; }
@@ -55,6 +66,9 @@ class SDK_API KernelFunction {
       }
       signature_mismatch(op, typeid(Ret(Args...)));
     }
+    if (SDK_UNLIKELY(skip_without_grad_) && !boxing::any_requires_grad(args...)) {
+      return detail::redispatch_below_autograd<Ret, Args...>(op, keys, std::forward<Args>(args)...);
+    }
     Stack stack;
     stack.reserve(sizeof...(Args));
     (stack.push_back(boxing::to_ivalue(args)), ...);
@@ -71,6 +85,7 @@ class SDK_API KernelFunction {
   const std::type_info* signature_ = nullptr;
   int num_cpp_args_ = -1;
   int num_cpp_returns_ = -1;
+  bool skip_without_grad_ = false;
 };
 
 namespace detail {

@@ -7,9 +7,9 @@
 // thread-local set (Note [TLS key sets]). An operator without a kernel at
 // those keys must skip them rather than fail, so each gets a fallthrough
 // fallback, as in c10 (BackendSelect, ADInplaceOrView and Autocast are
-// fallthrough fallbacks there too). Autograd's fallthroughs are temporary:
-// the autograd layer replaces them with its own fallback (remove them here
-// then — a key has one fallback).
+// fallthrough fallbacks there too). The Autograd keys have the autograd
+// layer's boxed fallback instead (Note [Autograd fallback fast path],
+// csrc/ops/Autograd.h).
 #include "dispatch/Library.h"
 
 #define SDK_FALLTHROUGH(key) \
@@ -17,12 +17,6 @@
 
 SDK_FALLTHROUGH(BackendSelect)
 SDK_FALLTHROUGH(ADInplaceOrView)
-
-SDK_FALLTHROUGH(AutogradCPU)
-SDK_FALLTHROUGH(AutogradMeta)
-SDK_FALLTHROUGH(AutogradPrivateUse1)
-SDK_FALLTHROUGH(AutogradPrivateUse2)
-SDK_FALLTHROUGH(AutogradPrivateUse3)
 
 SDK_FALLTHROUGH(AutocastCPU)
 SDK_FALLTHROUGH(AutocastMeta)

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ops/Autograd.h"
 #include "dispatch/Library.h"
 #include "python/Errors.h"
 #include "python/PyArgs.h"
@@ -399,7 +400,12 @@ std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema,
   py::list args;
   py::dict kwargs;
   for (size_t i = 0; i < n; ++i) {
-    py::object v = py::reinterpret_steal<py::object>(from_ivalue((*stack)[base + i]));
+    const IValue& iv = (*stack)[base + i];
+    const Type* type = schema.arguments[i].type.get();
+    if (type->kind == TypeKind::Optional) type = type->elem.get();
+    // A dtype travels as an Int IValue; Python kernels get the dtype object back.
+    py::object v = py::reinterpret_steal<py::object>(
+        type->kind == TypeKind::ScalarType && iv.is_int() ? dtype_object(iv.to_scalar_type()) : from_ivalue(iv));
     if (schema.arguments[i].kwarg_only) {
       kwargs[schema.arguments[i].name.c_str()] = v;
     } else {
@@ -634,6 +640,23 @@ void init_ops(py::module_& m) {
       .def_property_readonly("origin", [](const PyLibrary& self) { return self.origin; });
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
+
+  // Autograd (Note [Autograd fallback fast path], csrc/ops/Autograd.h).
+  m.def(
+      "_set_autograd_hook",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_autograd_hook(): the hook must be callable");
+        autograd::set_recording_hook(
+            KernelFunction::make_from_boxed(&python_fallback_boxed, std::make_shared<PythonFallback>(fn)));
+      },
+      py::arg("fn"), "Installs fn(op, keyset, args, kwargs), called for operators whose tensors require grad.");
+  m.def("_set_requires_grad_flag", [](const Tensor& t, bool v) { autograd::set_requires_grad(t, v); },
+        py::arg("tensor"), py::arg("value"));
+  m.def("_requires_grad_flag", [](const Tensor& t) { return autograd::requires_grad(t); }, py::arg("tensor"));
+  m.def("_view_base", [](const Tensor& t) { return autograd::view_base(t); }, py::arg("tensor"),
+        "The base a view made in grad mode was taken from (Note [Autograd view bases]), or None.");
+  m.def("_is_grad_enabled", &autograd::is_grad_enabled, "False inside no_grad (AutogradFunctionality excluded).");
+  m.def("_set_grad_enabled", &autograd::set_grad_enabled, py::arg("enabled"));
 }
 
 }  // namespace sdk::python

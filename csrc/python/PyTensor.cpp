@@ -3,6 +3,7 @@
 #include <structmember.h>
 
 #include "dispatch/Dispatcher.h"
+#include "ops/Autograd.h"
 #include "python/Errors.h"
 #include "python/PyCore.h"
 
@@ -27,12 +28,55 @@ PyObject* wrap_tensor(Tensor t) {
   auto* pt = reinterpret_cast<PyTensor*>(obj);
   new (&pt->tensor) Tensor(std::move(t));
   pt->tensor.impl()->set_pyobj(obj);
+  // Note [Autograd state across wrappers] (ops/Autograd.h): take back a parked __dict__.
+  if (auto* m = autograd::maybe_autograd_meta(pt->tensor); m != nullptr && m->py_state != nullptr) {
+    PyObject* state = static_cast<PyObject*>(m->py_state);
+    m->py_state = nullptr;
+    PyObject* dict = PyObject_GenericGetDict(obj, nullptr);
+    int rc = dict ? PyDict_Update(dict, state) : -1;
+    Py_XDECREF(dict);
+    Py_DECREF(state);
+    if (rc < 0) {
+      Py_DECREF(obj);
+      throw py::error_already_set();
+    }
+  }
   return obj;
 }
 
 namespace {
 
 // ---- lifetime ----
+// Parks the wrapper's __dict__ in the tensor's AutogradMeta when the TensorImpl
+// outlives this wrapper: Note [Autograd state across wrappers] (ops/Autograd.h).
+void tensor_finalize(PyObject* self) {
+  auto* pt = reinterpret_cast<PyTensor*>(self);
+  if (!pt->tensor.defined() || pt->tensor.impl()->pyobj() != self) return;
+  auto* m = autograd::maybe_autograd_meta(pt->tensor);
+  if (m == nullptr || pt->tensor.impl()->use_count() <= 1) return;
+  if (Py_TYPE(self)->tp_dictoffset == 0) return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* dict = PyObject_GenericGetDict(self, nullptr);
+  if (dict != nullptr && PyDict_Size(dict) > 0) {
+    PyObject* copy = PyDict_Copy(dict);
+    if (copy != nullptr) {
+      if (m->py_state != nullptr) Py_DECREF(static_cast<PyObject*>(m->py_state));
+      m->py_state = copy;
+    }
+  }
+  Py_XDECREF(dict);
+  PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+}
+
+void release_py_state(void* state) {
+  if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than crash
+  PyGILState_STATE s = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(state));
+  PyGILState_Release(s);
+}
+
 void tensor_dealloc(PyObject* self) {
   auto* pt = reinterpret_cast<PyTensor*>(self);
   if (pt->weakreflist) PyObject_ClearWeakRefs(self);
@@ -305,6 +349,7 @@ void init_tensor(py::module_& m) {
     t.tp_name = "backend_sdk._C.TensorBase";
     t.tp_basicsize = sizeof(PyTensor);
     t.tp_dealloc = tensor_dealloc;
+    t.tp_finalize = tensor_finalize;
     t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
     t.tp_doc = "The C part of backend_sdk.Tensor.";
     t.tp_weaklistoffset = offsetof(PyTensor, weakreflist);
@@ -318,6 +363,7 @@ void init_tensor(py::module_& m) {
   }();
   if (PyType_Ready(&type) < 0) throw py::error_already_set();
   g_tensor_base_type = &type;
+  autograd::AutogradMeta::release_py_state = &release_py_state;
   m.add_object("TensorBase", py::handle(reinterpret_cast<PyObject*>(&type)));
 
   m.def(

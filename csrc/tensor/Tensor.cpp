@@ -1,10 +1,12 @@
 #include "tensor/Tensor.h"
 
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
 #include "core/Exception.h"
 #include "runtime/CurrentDevice.h"
+#include "tensor/ViewHook.h"
 
 namespace sdk {
 
@@ -50,6 +52,12 @@ Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   return Tensor(std::move(impl));
 }
 
+namespace {
+std::atomic<ViewCreatedHook> g_view_created_hook{nullptr};
+}  // namespace
+
+void set_view_created_hook(ViewCreatedHook hook) { g_view_created_hook.store(hook, std::memory_order_release); }
+
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
                  const char* op) {
   SDK_CHECK_VALUE(sizes.size() == strides.size(), op, ": mismatch in length of strides and shape");
@@ -63,7 +71,9 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
                   base.storage()->nbytes());
   auto impl = make_intrusive<TensorImpl>(base.storage(), base.dtype(), base.device(), base.key_set());
   impl->set_sizes_and_strides(sizes, strides, storage_offset);
-  return Tensor(std::move(impl));
+  Tensor view(std::move(impl));
+  if (ViewCreatedHook hook = g_view_created_hook.load(std::memory_order_acquire)) hook(base, view);
+  return view;
 }
 
 Tensor from_blob(void* data, size_t nbytes, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,

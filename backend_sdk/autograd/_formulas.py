@@ -1,0 +1,911 @@
+"""Derivative formulas of the operator library, keyed by operator overload ("aten::add.Tensor").
+
+A formula receives a FormulaCtx ``c``: ``c["name"]`` is a forward argument (a
+saved tensor, checked against its version, for names in ``saves``; for other
+tensors a TensorMeta with shape/dtype/device; numbers and lists as passed),
+``c.result`` the forward output(s) when ``"result"`` is in ``saves``,
+``c.g`` / ``c.grads`` the gradients of the outputs (zeros where none flowed),
+and ``c.needs`` the names of the arguments that require grad. It returns a
+dict of argument name to gradient (a list for Tensor[] arguments). Gradients
+are then reduced to the input's shape (broadcasting) and cast to its dtype and
+device by the node, so formulas need not do that. Formulas call operators, so
+with create_graph=True their own graph is recorded (double backward).
+
+In-place variants (``add_.Tensor``) use the functional formula; composite
+operators (CompositeImplicitAutograd: matmul, linear, cross_entropy, ...) need
+none, since their gradient comes from the operators they call.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+__all__ = ["FORMULAS", "Formula", "sum_to"]
+
+
+class Formula:
+    """A derivative formula and the argument names (and ``"result"``) it saves."""
+
+    __slots__ = ("fn", "saves")
+
+    def __init__(self, fn: Callable, saves: tuple[str, ...]) -> None:
+        self.fn, self.saves = fn, frozenset(saves)
+
+    def __call__(self, ctx: Any) -> Any:
+        return self.fn(ctx)
+
+
+FORMULAS: dict[str, Formula] = {}
+
+
+def formula(*names: str, saves: tuple[str, ...] = ()) -> Callable:
+    def register(fn: Callable) -> Callable:
+        f = Formula(fn, saves)
+        for n in names:
+            FORMULAS[n if "::" in n else "aten::" + n] = f
+        return fn
+
+    return register
+
+
+def _B() -> Any:
+    import backend_sdk
+
+    return backend_sdk
+
+
+def _ops() -> Any:
+    return _B().ops.aten
+
+
+def sum_to(g: Any, shape: Any) -> Any:
+    """Sums g over the dimensions broadcasting added or expanded to reach its shape from `shape`."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if dims:
+        g = _ops().sum.dim_IntList(g, dims, True)
+    return g.reshape(list(shape))
+
+
+def _is_tensor(v: Any) -> bool:
+    return isinstance(v, _B().Tensor)
+
+
+def _zeros(meta: Any) -> Any:
+    return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
+
+
+def _zeros_for_writes(meta: Any, g: Any) -> Any:
+    """Zeros that a formula writes g into through a view. With create_graph the zeros must take
+    part in autograd before the view is taken, so that the write rebases them (CopySlices)."""
+    from .. import _C
+
+    z = _zeros(meta)
+    if _C._is_grad_enabled() and g.requires_grad:
+        z = z + g.sum() * 0
+    return z
+
+
+def _scalar_mul(g: Any, s: Any) -> Any:
+    return g if s == 1 else g * s
+
+
+def _dims(dim: Any, ndim: int) -> list[int]:
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    return sorted(d % ndim if ndim else 0 for d in dim)
+
+
+def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
+    """g reduced over dims without keepdim -> the keepdim shape."""
+    if keepdim or ndim == 0:
+        return g
+    for d in dims:
+        g = g.unsqueeze(d)
+    return g
+
+
+# ---- arithmetic -------------------------------------------------------------
+@formula("add.Tensor")
+def _add(c):
+    return {"self": c.g, "other": _scalar_mul(c.g, c["alpha"])}
+
+
+@formula("add.Scalar", "neg", "_to_copy", "clone", "contiguous", "alias", "lift_fresh")
+def _identity_like(c):
+    g = c.g
+    return {"self": -g if c.op.startswith("aten::neg") else g}
+
+
+@formula("sub.Tensor")
+def _sub(c):
+    return {"self": c.g, "other": _scalar_mul(-c.g, c["alpha"])}
+
+
+@formula("sub.Scalar")
+def _sub_scalar(c):
+    return {"self": c.g}
+
+
+@formula("rsub.Tensor")
+def _rsub(c):
+    return {"self": _scalar_mul(-c.g, c["alpha"]), "other": c.g}
+
+
+@formula("rsub.Scalar")
+def _rsub_scalar(c):
+    return {"self": _scalar_mul(-c.g, c["alpha"])}
+
+
+@formula("mul.Tensor", saves=("self", "other"))
+def _mul(c):
+    out = {}
+    if "self" in c.needs:
+        out["self"] = c.g * c["other"]
+    if "other" in c.needs:
+        out["other"] = c.g * c["self"]
+    return out
+
+
+@formula("mul.Scalar")
+def _mul_scalar(c):
+    return {"self": c.g * c["other"]}
+
+
+def _div_mode_is_true(c) -> bool:
+    return c.args.get("rounding_mode") is None
+
+
+@formula("div.Tensor", "div.Tensor_mode", saves=("self", "other"))
+def _div(c):
+    if not _div_mode_is_true(c):
+        return {}
+    other = c["other"]
+    out = {"self": c.g / other}
+    if "other" in c.needs:
+        out["other"] = -c.g * c["self"] / (other * other)
+    return out
+
+
+@formula("div.Scalar", "div.Scalar_mode")
+def _div_scalar(c):
+    if not _div_mode_is_true(c):
+        return {}
+    return {"self": c.g / c["other"]}
+
+
+@formula("pow.Tensor_Scalar", saves=("self",))
+def _pow_scalar(c):
+    e = c["exponent"]
+    if e == 0:
+        return {"self": c.g * 0}
+    return {"self": c.g * e * c["self"] ** (e - 1)}
+
+
+@formula("pow.Tensor_Tensor", saves=("self", "exponent", "result"))
+def _pow_tt(c):
+    out = {}
+    s, e = c["self"], c["exponent"]
+    if "self" in c.needs:
+        out["self"] = c.g * e * s ** (e - 1)
+    if "exponent" in c.needs:
+        B = _B()
+        out["exponent"] = B.where((s == 0) & (e >= 0), 0.0, c.g * c.result * B.log(s))
+    return out
+
+
+@formula("pow.Scalar", saves=("result",))
+def _pow_st(c):
+    base = c["self"]
+    if base == 0:
+        return {"exponent": c.g * 0}
+    return {"exponent": c.g * c.result * math.log(base)}
+
+
+@formula("exp", saves=("result",))
+def _exp(c):
+    return {"self": c.g * c.result}
+
+
+@formula("log", saves=("self",))
+def _log(c):
+    return {"self": c.g / c["self"]}
+
+
+@formula("log1p", saves=("self",))
+def _log1p(c):
+    return {"self": c.g / (c["self"] + 1)}
+
+
+@formula("expm1", saves=("result",))
+def _expm1(c):
+    return {"self": c.g * (c.result + 1)}
+
+
+@formula("sqrt", saves=("result",))
+def _sqrt(c):
+    return {"self": c.g / (2 * c.result)}
+
+
+@formula("rsqrt", saves=("result",))
+def _rsqrt(c):
+    r = c.result
+    return {"self": c.g * (-0.5) * r * r * r}
+
+
+@formula("reciprocal", saves=("result",))
+def _reciprocal(c):
+    r = c.result
+    return {"self": -c.g * r * r}
+
+
+@formula("sin", saves=("self",))
+def _sin(c):
+    return {"self": c.g * c["self"].cos()}
+
+
+@formula("cos", saves=("self",))
+def _cos(c):
+    return {"self": -c.g * c["self"].sin()}
+
+
+@formula("tan", saves=("result",))
+def _tan(c):
+    r = c.result
+    return {"self": c.g * (1 + r * r)}
+
+
+@formula("tanh", saves=("result",))
+def _tanh(c):
+    r = c.result
+    return {"self": c.g * (1 - r * r)}
+
+
+@formula("sigmoid", saves=("result",))
+def _sigmoid(c):
+    r = c.result
+    return {"self": c.g * r * (1 - r)}
+
+
+@formula("relu", saves=("result",))
+def _relu(c):
+    return {"self": _B().where(c.result > 0, c.g, 0.0)}
+
+
+@formula("erf", saves=("self",))
+def _erf(c):
+    x = c["self"]
+    return {"self": c.g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp()}
+
+
+@formula("gelu", saves=("self",))
+def _gelu(c):
+    x = c["self"]
+    if c["approximate"] == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        inner = k * (x + 0.044715 * x * x * x)
+        t = inner.tanh()
+        d_inner = k * (1 + 3 * 0.044715 * x * x)
+        return {"self": c.g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)}
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2.0))).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return {"self": c.g * (cdf + x * pdf)}
+
+
+@formula("silu", saves=("self",))
+def _silu(c):
+    x = c["self"]
+    s = x.sigmoid()
+    return {"self": c.g * s * (1 + x * (1 - s))}
+
+
+@formula("abs", saves=("self",))
+def _abs(c):
+    return {"self": c.g * c["self"].sign()}
+
+
+@formula("sign", "floor", "ceil", "trunc", "round", "round.decimals")
+def _zero_grad(c):
+    return {"self": c.g * 0}
+
+
+@formula("clamp", saves=("self",))
+def _clamp(c):
+    x = c["self"]
+    mask = None
+    lo, hi = c["min"], c["max"]
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        m = x <= hi
+        mask = m if mask is None else mask & m
+    return {"self": c.g if mask is None else _B().where(mask, c.g, 0.0)}
+
+
+@formula("clamp.Tensor", saves=("self", "min", "max"))
+def _clamp_tensor(c):
+    B = _B()
+    x, lo, hi = c["self"], c["min"], c["max"]
+    out = {}
+    mask = None
+    if _is_tensor(lo):
+        mask = x >= lo
+        if "min" in c.needs:
+            out["min"] = B.where(x < lo, c.g, 0.0)
+    if _is_tensor(hi):
+        m = x <= hi
+        mask = m if mask is None else mask & m
+        if "max" in c.needs:
+            out["max"] = B.where(x > hi, c.g, 0.0)
+    out["self"] = c.g if mask is None else B.where(mask, c.g, 0.0)
+    return out
+
+
+def _max_min(c, bigger: bool):
+    B = _B()
+    a, b = c["self"], c["other"]
+    win = a > b if bigger else a < b
+    tie = a == b
+    half = c.g / 2
+    ga = B.where(tie, half, B.where(win, c.g, 0.0))
+    gb = B.where(tie, half, B.where(win, 0.0, c.g))
+    return {"self": ga, "other": gb}
+
+
+@formula("maximum", saves=("self", "other"))
+def _maximum(c):
+    return _max_min(c, True)
+
+
+@formula("minimum", saves=("self", "other"))
+def _minimum(c):
+    return _max_min(c, False)
+
+
+@formula("where.self", saves=("condition",))
+def _where(c):
+    cond = c["condition"]
+    B = _B()
+    return {"self": B.where(cond, c.g, 0.0), "other": B.where(cond, 0.0, c.g)}
+
+
+@formula("where.ScalarSelf", saves=("condition",))
+def _where_ss(c):
+    return {"other": _B().where(c["condition"], 0.0, c.g)}
+
+
+@formula("where.ScalarOther", saves=("condition",))
+def _where_so(c):
+    return {"self": _B().where(c["condition"], c.g, 0.0)}
+
+
+@formula("masked_fill.Scalar", saves=("mask",))
+def _masked_fill(c):
+    return {"self": c.g.masked_fill(c["mask"], 0.0)}
+
+
+# ---- reductions ---------------------------------------------------------------
+@formula("sum")
+def _sum(c):
+    return {"self": c.g.expand(list(c["self"].shape))}
+
+
+@formula("sum.dim_IntList")
+def _sum_dim(c):
+    meta = c["self"]
+    dims = _dims(c["dim"], meta.dim())
+    g = _unsqueeze_dims(c.g, dims, meta.dim(), c["keepdim"])
+    return {"self": g.expand(list(meta.shape))}
+
+
+@formula("mean")
+def _mean(c):
+    meta = c["self"]
+    return {"self": c.g.expand(list(meta.shape)) / max(meta.numel(), 1)}
+
+
+@formula("mean.dim")
+def _mean_dim(c):
+    meta = c["self"]
+    dims = _dims(c["dim"], meta.dim())
+    n = 1
+    for d in dims:
+        n *= meta.shape[d] if meta.dim() else 1
+    g = _unsqueeze_dims(c.g, dims, meta.dim(), c["keepdim"])
+    return {"self": g.expand(list(meta.shape)) / max(n, 1)}
+
+
+def _select_extreme(c, dims, keepdim):
+    x = c["self"]
+    r = _unsqueeze_dims(c.result, dims, x.dim(), keepdim)
+    g = _unsqueeze_dims(c.g, dims, x.dim(), keepdim)
+    mask = (x == r).to(dtype=c.g.dtype)
+    count = _ops().sum.dim_IntList(mask, dims, True) if dims else mask
+    return {"self": g * mask / count}
+
+
+@formula("amax", "amin", saves=("self", "result"))
+def _amax(c):
+    x = c["self"]
+    return _select_extreme(c, _dims(c["dim"], x.dim()), c["keepdim"])
+
+
+@formula("max", "min", saves=("self", "result"))
+def _max_all(c):
+    x = c["self"]
+    return _select_extreme(c, list(range(x.dim())), False)
+
+
+@formula("max.dim", "min.dim", saves=("result",))
+def _max_dim(c):
+    meta = c["self"]
+    if meta.dim() == 0:
+        return {"self": c.g}
+    d = c["dim"] % meta.dim()
+    _, idx = c.result
+    g = c.grads[0]
+    if not c["keepdim"]:
+        g, idx = g.unsqueeze(d), idx.unsqueeze(d)
+    return {"self": _zeros(meta).scatter(d, idx, g)}
+
+
+def _var_parts(c):
+    x = c["self"]
+    dims = _dims(c["dim"], x.dim())
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.dim() else 1
+    corr = c["correction"]
+    corr = 1 if corr is None else corr
+    mean = _ops().mean.dim(x, dims, True) if x.dim() else x
+    return x, dims, n - corr, mean
+
+
+@formula("var.correction", saves=("self",))
+def _var(c):
+    x, dims, denom, mean = _var_parts(c)
+    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
+    return {"self": g * 2 * (x - mean) / denom}
+
+
+@formula("std.correction", saves=("self", "result"))
+def _std(c):
+    x, dims, denom, mean = _var_parts(c)
+    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
+    r = _unsqueeze_dims(c.result, dims, x.dim(), c["keepdim"])
+    return {"self": g * (x - mean) / (denom * r)}
+
+
+@formula("logsumexp", saves=("self", "result"))
+def _logsumexp(c):
+    x = c["self"]
+    dims = _dims(c["dim"], x.dim())
+    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
+    r = _unsqueeze_dims(c.result, dims, x.dim(), c["keepdim"])
+    return {"self": g * (x - r).exp()}
+
+
+@formula("softmax.int", "_softmax", saves=("result",))
+def _softmax(c):
+    y = c.result
+    d = c["dim"]
+    gy = c.g * y
+    return {"self": gy - y * _ops().sum.dim_IntList(gy, [d], True)}
+
+
+@formula("log_softmax.int", "_log_softmax", saves=("result",))
+def _log_softmax(c):
+    y = c.result
+    d = c["dim"]
+    return {"self": c.g - y.exp() * _ops().sum.dim_IntList(c.g, [d], True)}
+
+
+@formula("cumsum")
+def _cumsum(c):
+    d = c["dim"]
+    meta = c["self"]
+    if meta.dim() == 0:
+        return {"self": c.g}
+    return {"self": c.g.flip([d]).cumsum(d).flip([d])}
+
+
+@formula("linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim_dtype",
+         saves=("self", "result"))
+def _vector_norm(c):
+    B = _B()
+    x = c["self"]
+    p = c.args["ord"] if "ord" in c.args else c.args.get("p")
+    p = 2.0 if p is None else float(p)
+    dims = _dims(c.args.get("dim"), x.dim())
+    keepdim = bool(c.args.get("keepdim", False))
+    g = _unsqueeze_dims(c.g, dims, x.dim(), keepdim)
+    r = _unsqueeze_dims(c.result, dims, x.dim(), keepdim)
+    if p == 0:
+        return {"self": x * 0}
+    if p == 1:
+        return {"self": g * x.sign()}
+    if math.isinf(p):
+        mask = (x.abs() == r).to(dtype=g.dtype)
+        count = _ops().sum.dim_IntList(mask, dims, True) if dims else mask
+        return {"self": g * x.sign() * mask / count}
+    if p == 2:
+        return {"self": B.where(r == 0, 0.0, g * x / r)}
+    return {"self": B.where(r == 0, 0.0, g * x * x.abs() ** (p - 2) / r ** (p - 1))}
+
+
+# ---- linear algebra -------------------------------------------------------------
+@formula("mm", saves=("self", "mat2"))
+def _mm(c):
+    out = {}
+    if "self" in c.needs:
+        out["self"] = c.g.mm(c["mat2"].t())
+    if "mat2" in c.needs:
+        out["mat2"] = c["self"].t().mm(c.g)
+    return out
+
+
+@formula("bmm", saves=("self", "mat2"))
+def _bmm(c):
+    out = {}
+    if "self" in c.needs:
+        out["self"] = c.g.bmm(c["mat2"].transpose(1, 2))
+    if "mat2" in c.needs:
+        out["mat2"] = c["self"].transpose(1, 2).bmm(c.g)
+    return out
+
+
+@formula("addmm", saves=("mat1", "mat2"))
+def _addmm(c):
+    out = {}
+    alpha, beta = c["alpha"], c["beta"]
+    if "self" in c.needs:
+        out["self"] = _scalar_mul(c.g, beta)
+    if "mat1" in c.needs:
+        out["mat1"] = _scalar_mul(c.g.mm(c["mat2"].t()), alpha)
+    if "mat2" in c.needs:
+        out["mat2"] = _scalar_mul(c["mat1"].t().mm(c.g), alpha)
+    return out
+
+
+@formula("dot", saves=("self", "tensor"))
+def _dot(c):
+    return {"self": c.g * c["tensor"], "tensor": c.g * c["self"]}
+
+
+# ---- views and shape ops ------------------------------------------------------------
+@formula("view", "_unsafe_view", "reshape", "_reshape_alias", "squeeze", "squeeze.dim", "squeeze.dims",
+         "unsqueeze", "flatten.using_ints", "view_as", "expand_as_view")
+def _reshape_back(c):
+    return {"self": c.g.reshape(list(c["self"].shape))}
+
+
+@formula("expand")
+def _expand(c):
+    return {"self": sum_to(c.g, c["self"].shape)}
+
+
+@formula("transpose.int")
+def _transpose(c):
+    return {"self": c.g.transpose(c["dim0"], c["dim1"])}
+
+
+@formula("t")
+def _t(c):
+    return {"self": c.g.t()}
+
+
+@formula("permute")
+def _permute(c):
+    dims = [d % max(len(c["dims"]), 1) for d in c["dims"]]
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return {"self": c.g.permute(inv)}
+
+
+@formula("select.int")
+def _select(c):
+    meta = c["self"]
+    z = _zeros_for_writes(meta, c.g)
+    z.select(c["dim"], c["index"]).copy_(c.g)
+    return {"self": z}
+
+
+@formula("slice.Tensor")
+def _slice(c):
+    meta = c["self"]
+    z = _zeros_for_writes(meta, c.g)
+    _ops().slice.Tensor(z, c["dim"], c["start"], c["end"], c["step"]).copy_(c.g)
+    return {"self": z}
+
+
+@formula("narrow")
+def _narrow(c):
+    meta = c["self"]
+    z = _zeros_for_writes(meta, c.g)
+    z.narrow(c["dim"], c["start"], c["length"]).copy_(c.g)
+    return {"self": z}
+
+
+@formula("as_strided", saves=("self",))
+def _as_strided(c):
+    B = _B()
+    x = c["self"]
+    size, stride = list(c["size"]), list(c["stride"])
+    offset = c["storage_offset"]
+    base_off = x.storage_offset()
+    out_off = (offset if offset is not None else base_off) - base_off
+    # Flat positions (relative to x's storage offset) covered by x and by the output.
+    def extent(shape, strides, off):
+        return off + sum((s - 1) * st for s, st in zip(shape, strides) if s > 0) + 1
+    n = max(extent(x.shape, x.stride(), 0), extent(size, stride, out_off), 1)
+    pos = B.arange(n, device=x.device)
+    out_pos = pos.as_strided(size, stride, out_off).reshape(-1)
+    flat = B.zeros([n], dtype=c.g.dtype, device=x.device)
+    flat = flat.index_put([out_pos], c.g.reshape(-1), True)
+    return {"self": flat.as_strided(list(x.shape), list(x.stride()), 0)}
+
+
+@formula("cat", saves=())
+def _cat(c):
+    metas = c["tensors"]
+    d = c["dim"]
+    grads = []
+    start = 0
+    nd = max(m.dim() for m in metas if m is not None)
+    d = d % nd
+    for m in metas:
+        if m.dim() == 1 and m.shape[0] == 0 and nd != 1:  # legacy empty tensors are skipped
+            grads.append(None)
+            continue
+        grads.append(c.g.narrow(d, start, m.shape[d]))
+        start += m.shape[d]
+    return {"tensors": grads}
+
+
+@formula("stack")
+def _stack(c):
+    metas = c["tensors"]
+    d = c["dim"] % (metas[0].dim() + 1)
+    return {"tensors": [c.g.select(d, i) for i in range(len(metas))]}
+
+
+@formula("repeat")
+def _repeat(c):
+    meta = c["self"]
+    reps = list(c["repeats"])
+    lead = len(reps) - meta.dim()
+    shape = [1] * lead + list(meta.shape)
+    split, sum_dims = [], []
+    for i, (r, s) in enumerate(zip(reps, shape)):
+        split += [r, s]
+        sum_dims.append(2 * i)
+    g = _ops().sum.dim_IntList(c.g.reshape(split), sum_dims, False)
+    return {"self": g.reshape(list(meta.shape))}
+
+
+@formula("flip")
+def _flip(c):
+    return {"self": c.g.flip(list(c["dims"]))}
+
+
+@formula("unbind.int")
+def _unbind(c):
+    meta = c["self"]
+    d = c["dim"] % meta.dim()
+    return {"self": _B().stack(list(c.grads), d)}
+
+
+@formula("split.Tensor", "split_with_sizes", "chunk")
+def _split(c):
+    meta = c["self"]
+    return {"self": _B().cat(list(c.grads), c["dim"] % meta.dim())}
+
+
+# ---- indexing -----------------------------------------------------------------------
+def _on(t: Any, device: Any) -> Any:
+    """Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside self."""
+    return t.to(device=device) if _is_tensor(t) and t.device != device else t
+
+
+@formula("index.Tensor", saves=("indices",))
+def _index(c):
+    meta = c["self"]
+    z = _zeros(meta)
+    return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
+
+
+@formula("gather", saves=("index",))
+def _gather(c):
+    meta = c["self"]
+    return {"self": _zeros(meta).scatter_add(c["dim"], c["index"], c.g)}
+
+
+@formula("index_select", saves=("index",))
+def _index_select(c):
+    meta = c["self"]
+    d = c["dim"] % max(meta.dim(), 1)
+    z = _zeros(meta)
+    if meta.dim() == 0:
+        return {"self": c.g.reshape([])}
+    return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
+
+
+@formula("copy_", "copy")
+def _copy(c):
+    return {"src": c.g}
+
+
+# ---- losses ---------------------------------------------------------------------------
+@formula("mse_loss", saves=("self", "target"))
+def _mse(c):
+    diff = c["self"] - c["target"]
+    red = c["reduction"]
+    g = c.g * 2 * diff
+    if red == 1:
+        g = g / max(diff.numel(), 1)
+    return {"self": g, "target": -g}
+
+
+@formula("nll_loss_forward", saves=("target", "weight", "result"))
+def _nll(c):
+    B = _B()
+    meta = c["self"]
+    target = c["target"]
+    weight = c["weight"]
+    red = c["reduction"]
+    ignore = c["ignore_index"]
+    _, total_weight = c.result
+    g = c.grads[0]
+    batched = meta.dim() == 2
+    t = target if batched else target.reshape([1])
+    keep = t != ignore
+    safe_t = B.where(keep, t, 0)
+    w = weight.index_select(0, safe_t) if _is_tensor(weight) else B.ones(list(t.shape), dtype=g.dtype,
+                                                                         device=g.device)
+    w = w * keep.to(dtype=w.dtype)
+    coef = -w * g
+    if red == 1:
+        coef = coef / total_weight
+    z = B.zeros([t.shape[0], meta.shape[-1]], dtype=g.dtype, device=g.device)
+    z = z.scatter(1, safe_t.unsqueeze(1), coef.unsqueeze(1))
+    return {"self": z if batched else z.reshape(list(meta.shape))}
+
+
+# ---- more operators -------------------------------------------------------------------------
+@formula("fill.Scalar", "fill_.Scalar", "zero")
+def _fill(c):
+    return {}  # self is overwritten: its previous value gets no gradient
+
+
+def _exclusive_products(x: Any, d: int) -> Any:
+    """prod_{j != i} x_j along d, exact with zeros (products of the elements left and right of each)."""
+    B = _B()
+    n = x.shape[d]
+    ones_shape = list(x.shape)
+    ones_shape[d] = 1
+    one = B.ones(ones_shape, dtype=x.dtype, device=x.device)
+    if n == 1:
+        return one
+    left = B.cat([one, x.cumprod(d).narrow(d, 0, n - 1)], d)
+    right = B.cat([one, x.flip([d]).cumprod(d).narrow(d, 0, n - 1)], d).flip([d])
+    return left * right
+
+
+@formula("prod", saves=("self",))
+def _prod(c):
+    x = c["self"]
+    if x.numel() == 0:
+        return {"self": x * 0}
+    flat = x.reshape([-1])
+    return {"self": c.g * _exclusive_products(flat, 0).reshape(list(x.shape))}
+
+
+@formula("prod.dim_int", saves=("self",))
+def _prod_dim(c):
+    x = c["self"]
+    if x.dim() == 0:
+        return {"self": c.g}
+    d = c["dim"] % x.dim()
+    if x.shape[d] == 0:
+        return {"self": x * 0}
+    g = _unsqueeze_dims(c.g, [d], x.dim(), c["keepdim"])
+    return {"self": g * _exclusive_products(x, d)}
+
+
+@formula("cumprod", saves=("self", "result"))
+def _cumprod(c):
+    # Exact for inputs without zeros (as PyTorch's fast path): reverse cumsum of g * result, over self.
+    x, d = c["self"], c["dim"]
+    if x.dim() == 0:
+        return {"self": c.g}
+    return {"self": (c.g * c.result).flip([d]).cumsum(d).flip([d]) / x}
+
+
+@formula("remainder.Tensor", saves=("self", "other"))
+def _remainder(c):
+    out = {"self": c.g}
+    if "other" in c.needs:
+        out["other"] = -c.g * c["self"].div(c["other"], rounding_mode="floor")
+    return out
+
+
+@formula("remainder.Scalar")
+def _remainder_scalar(c):
+    return {"self": c.g}
+
+
+@formula("remainder.Scalar_Tensor", saves=("other",))
+def _remainder_st(c):
+    other = c["other"]
+    return {"other": -c.g * ((other * 0 + c["self"]) / other).floor()}
+
+
+@formula("floor_divide", "floor_divide.Scalar")
+def _floor_divide(c):
+    return {"self": c.g * 0, "other": c.g * 0}
+
+
+@formula("scatter.src", saves=("index",))
+def _scatter_src(c):
+    idx, d = c["index"], c["dim"]
+    return {"self": c.g.scatter(d, idx, 0.0), "src": c.g.gather(d, idx)}
+
+
+@formula("scatter.value", saves=("index",))
+def _scatter_value(c):
+    return {"self": c.g.scatter(c["dim"], c["index"], 0.0)}
+
+
+@formula("scatter_add", saves=("index",))
+def _scatter_add(c):
+    return {"self": c.g, "src": c.g.gather(c["dim"], c["index"])}
+
+
+@formula("index_put", saves=("indices",))
+def _index_put(c):
+    B = _B()
+    indices = [_on(i, c.g.device) for i in c["indices"]]
+    out = {}
+    if "self" in c.needs:
+        out["self"] = c.g if c["accumulate"] else _ops().index_put.default(
+            c.g, indices, B.zeros([], dtype=c.g.dtype, device=c.g.device), False)
+    if "values" in c.needs:
+        out["values"] = _ops().index.Tensor(c.g, indices)
+    return out
+
+
+@formula("masked_select", saves=("mask",))
+def _masked_select(c):
+    meta = c["self"]
+    mask, g = c["mask"], c.g
+    if meta.device.type != "cpu":
+        # A boolean-mask index_put has a data-dependent shape that device kernels may refuse to
+        # plan (Meta cannot); scatter on the host and move the result back.
+        out = _ops().index_put.default(
+            _B().zeros(list(meta.shape), dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(
+                list(meta.shape))], g.cpu(), True)
+        return {"self": out.to(device=meta.device)}
+    if tuple(mask.shape) != tuple(meta.shape):
+        mask = mask.expand(list(meta.shape))
+    return {"self": _ops().index_put.default(_zeros(meta), [mask], g, True)}
+
+
+@formula("take", saves=("index",))
+def _take(c):
+    meta = c["self"]
+    z = _zeros(meta).reshape([-1])
+    z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
+    return {"self": z.reshape(list(meta.shape))}
+
+
+# In-place overloads whose functional twin has a different overload name.
+INPLACE_KEYS = {
+    "aten::pow_.Scalar": "aten::pow.Tensor_Scalar",
+    "aten::pow_.Tensor": "aten::pow.Tensor_Tensor",
+}
