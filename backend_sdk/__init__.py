@@ -39,6 +39,7 @@ from ._C import Generator
 from ._size import Size
 from ._tensor import Tensor, UntypedStorage
 from . import library, utils
+from ._library.tracing import GraphModule, trace
 from . import nn, random
 from ._norm import norm
 from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
