@@ -230,17 +230,21 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
                 f"register_fake(...): the operator {qualname} already has a fake impl registered at {existing[1]}."
             )
         fake_tensor._fake_impls[qualname] = (fn, _caller_location())
-        if not _C._dispatch_has_kernel_for_key(qualname, "Meta"):
+        def meta_kernel(*args: Any, **kwargs: Any) -> Any:
+            prev = getattr(fake_tensor._tls, "ctx", None)
+            fake_tensor._tls.ctx = fake_tensor.FakeImplCtx(qualname)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                fake_tensor._tls.ctx = prev
+
+        from ._library.custom_ops import _custom_ops
+
+        custom = _custom_ops.get(qualname)
+        if custom is not None:
+            custom._register_fake_meta(meta_kernel)
+        elif not _C._dispatch_has_kernel_for_key(qualname, "Meta"):
             ns, name = qualname.split("::", 1)
-
-            def meta_kernel(*args: Any, **kwargs: Any) -> Any:
-                prev = getattr(fake_tensor._tls, "ctx", None)
-                fake_tensor._tls.ctx = fake_tensor.FakeImplCtx(qualname)
-                try:
-                    return fn(*args, **kwargs)
-                finally:
-                    fake_tensor._tls.ctx = prev
-
             target = lib or Library(ns, "FRAGMENT")
             if lib is None:
                 _keep_alive.append(target)

@@ -14,10 +14,23 @@ from .. import _C
 _AUTOGRAD_KEYS = _C.DispatchKeySet(["AutogradFunctionality"])
 
 
+_autograd_module: list[Any] = []
+
+
+def _autograd() -> Any:
+    """backend_sdk.autograd, or None while the autograd layer is absent (looked up once)."""
+    if not _autograd_module:
+        try:
+            from .. import autograd
+        except ImportError:
+            autograd = None
+        _autograd_module.append(autograd)
+    return _autograd_module[0]
+
+
 def _grad_needed(args: tuple) -> bool:
-    try:
-        from .. import autograd
-    except ImportError:
+    autograd = _autograd()
+    if autograd is None:
         return False
     enabled = getattr(autograd, "is_grad_enabled", None)
     if enabled is not None and not enabled():

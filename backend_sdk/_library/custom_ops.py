@@ -132,6 +132,13 @@ class CustomOpDef(_C.OpOverload):
         self._kernel_fns[key] = fn
         self._kernel_keys.add(key)
 
+    def _register_fake_meta(self, meta_kernel: Callable) -> None:
+        """The fake kernel serves as the Meta kernel unless register_kernel("Meta") gave one (which wins)."""
+        self._kernel_keys.add("Meta")
+        if "Meta" not in self._kernel_fns or getattr(self, "_meta_from_fake", False):
+            self._register("Meta", meta_kernel)
+            self._meta_from_fake = True
+
     def _register_backend_select(self) -> None:
         """Ops without tensor arguments dispatch on their ``device`` argument (as factories do)."""
         info = self._schema_obj
@@ -150,7 +157,6 @@ class CustomOpDef(_C.OpOverload):
             return _C._redispatch(qualname, ks, *args, **kwargs)
 
         del npos
-        self._bs_lib = self._bs_lib if hasattr(self, "_bs_lib") else None
         from ..library import Library
 
         lib = Library(self._namespace, "FRAGMENT")
@@ -171,6 +177,8 @@ class CustomOpDef(_C.OpOverload):
             for key in keys:
                 self._register(key, fn)
                 self._disabled.discard(key)
+                if key == "Meta":
+                    self._meta_from_fake = False
             return fn
 
         return inner(fn) if fn is not None else inner

@@ -341,6 +341,12 @@ def _common_device(op_name: str, fakes: list[Tensor], check: bool) -> _C.device 
     return device or cpu_scalar
 
 
+def _canonical_device(device: _C.device) -> _C.device:
+    """'accel' -> 'accel:<current index>', as a real factory would place the tensor."""
+    with _C._DispatchKeyGuard(_FAKE_KEYS, False):
+        return _C._get_op_overload("aten::empty.memory_format")([0], device=device).device
+
+
 def _fake_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     name = op.__name__
     if name == "aten::_local_scalar_dense":
@@ -384,6 +390,8 @@ def _fake_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
                     value = args[idx]
             if value is not None:
                 explicit_device = _C.device(value) if not isinstance(value, _C.device) else value
+                if explicit_device.index is None and explicit_device.type not in ("cpu", "meta"):
+                    explicit_device = _canonical_device(explicit_device)
         short = name.split("::", 1)[1].split(".", 1)[0]
         device = _common_device(name, fakes, check=explicit_device is None and short not in _COPY_LIKE)
         out_device = explicit_device or device or _CPU

@@ -61,8 +61,13 @@ def _copy(t: Tensor) -> Tensor:
     """A copy with the same sizes, strides, dtype, device and requires_grad (a leaf)."""
     if _C._is_fake(t):
         return t
+    src = t.detach() if hasattr(t, "detach") and getattr(t, "requires_grad", False) else t
     c = _C._get_op_overload("aten::empty_strided")(list(t.shape), list(t.stride()), dtype=t.dtype, device=t.device)
-    c.copy_(t.detach() if hasattr(t, "detach") and getattr(t, "requires_grad", False) else t)
+    if t.numel() > 0:
+        try:
+            c.copy_(src)
+        except ValueError:  # overlapping strides (expanded tensors): a dense copy instead
+            c = src.clone()
     if getattr(t, "requires_grad", False):
         c.requires_grad_(True)
     return c
