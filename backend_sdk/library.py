@@ -302,14 +302,17 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
         raise TypeError(f"register_autograd({qualname}): setup_context must be callable or None")
     kernel = make_autograd_kernel(qualname, schema, backward, setup_context)
     ns, name = qualname.split("::", 1)
-    target = lib or Library(ns, "FRAGMENT")
     if lib is None:
-        _keep_alive.append(target)
+        previous = _autograd_libs.pop(qualname, None)
+        if previous is not None:  # a new formula replaces the previous one
+            previous._destroy()
+        target = _autograd_libs[qualname] = Library(ns, "FRAGMENT")
+    else:
+        target = lib
     target.impl(name, kernel, "Autograd", with_keyset=True)
-    _autograd_registered.add(qualname)
 
 
-_autograd_registered: set[str] = set()
+_autograd_libs: dict[str, Library] = {}
 
 
 def opcheck(op: Any, args: tuple, kwargs: dict | None = None, *, test_utils: Any = None,

@@ -332,3 +332,71 @@ def test_op_without_tensor_arguments_dispatches_on_device(ns: str) -> None:
 def test_unparsable_schema_in_define(ns: str) -> None:
     with pytest.raises(ValueError):
         backend_sdk.library.define(f"{ns}::bad", "(Tensor x -> Tensor")
+
+
+class _MockCtx:
+    def save_for_backward(self, *tensors: Tensor) -> None:
+        self.saved_tensors = tensors
+
+
+class _MockFunction:
+    """PyTorch's autograd.Function protocol (forward without ctx + setup_context), recording calls."""
+
+    log: list = []
+
+    @classmethod
+    def apply(cls, *args):  # noqa: ANN206
+        out = cls.forward(*args)
+        ctx = _MockCtx()
+        cls.setup_context(ctx, args, out)
+        _MockFunction.log.append((cls, ctx, out))
+        return out
+
+
+def test_register_autograd_kernel_protocol(ns: str, monkeypatch) -> None:
+    """The Autograd kernel register_autograd installs, driven through a stand-in autograd.Function
+    (the real autograd layer is developed separately): forward runs the op below Autograd once,
+    setup_context sees (inputs, output), backward's results are checked per input."""
+    import types
+
+    from backend_sdk._library import autograd as custom_autograd
+
+    fake_autograd = types.SimpleNamespace(Function=_MockFunction, is_grad_enabled=lambda: True)
+    monkeypatch.setattr(custom_autograd, "_autograd_module", [fake_autograd])
+    calls = []
+
+    @custom_op(f"{ns}::sq", mutates_args=())
+    def sq(x: Tensor, k: float = 1.0) -> Tensor:
+        calls.append(k)
+        return x * x * k
+
+    seen = {}
+
+    def setup_context(ctx, inputs, output):  # noqa: ANN001, ANN202
+        seen["inputs"], seen["output"] = inputs, output
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):  # noqa: ANN001, ANN202
+        return grad * 2 * ctx.saved_tensors[0], None
+
+    sq.register_autograd(backward, setup_context=setup_context)
+    x = arr(3)
+    np.testing.assert_array_equal(sq(x, 2.0).numpy(), x.numpy() ** 2 * 2)  # no input requires grad: direct
+    assert calls == [2.0] and _MockFunction.log == []
+    x.requires_grad = True
+    out = sq(x, 3.0)
+    assert calls == [2.0, 3.0]  # forward ran the op once, below the Autograd key
+    cls, ctx, recorded = _MockFunction.log[-1]
+    assert recorded is out and seen["output"] is out and seen["inputs"][0] is x and seen["inputs"][1] == 3.0
+    grads = cls.backward(ctx, backend_sdk.ones(3))
+    np.testing.assert_array_equal(grads[0].numpy(), 2 * x.numpy())
+    assert grads[1] is None
+
+    def bad_backward(ctx, grad):  # noqa: ANN001, ANN202
+        return grad
+
+    backend_sdk.library.register_autograd(f"{ns}::sq", bad_backward)
+    sq(x, 1.0)
+    cls, ctx, _ = _MockFunction.log[-1]
+    with pytest.raises(ValueError, match="returned 1 gradients, but the operator has 2 inputs \\(x, k\\)"):
+        cls.backward(ctx, backend_sdk.ones(3))

@@ -61,9 +61,11 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
     def get_function() -> Any:
         if function_class:
             return function_class[0]
-        from ..autograd import Function
+        autograd = _autograd()
+        if autograd is None:
+            raise RuntimeError(f"{qualname}: computing gradients needs backend_sdk.autograd, which is not available")
 
-        class CustomOpFunction(Function):
+        class CustomOpFunction(autograd.Function):
             @staticmethod
             def forward(*flat: Any) -> Any:
                 return call_below(flat)
