@@ -65,30 +65,33 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
         if autograd is None:
             raise RuntimeError(f"{qualname}: computing gradients needs backend_sdk.autograd, which is not available")
 
-        class CustomOpFunction(autograd.Function):
-            @staticmethod
-            def forward(*flat: Any) -> Any:
-                return call_below(flat)
+        def forward(*flat: Any) -> Any:
+            return call_below(flat)
 
-            @staticmethod
-            def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-                if setup_context is not None:
-                    setup_context(ctx, inputs, output)
+        def setup(ctx: Any, inputs: tuple, output: Any) -> None:
+            if setup_context is not None:
+                setup_context(ctx, inputs, output)
 
-            @staticmethod
-            def backward(ctx: Any, *grads: Any) -> Any:
-                result = backward(ctx, *grads)
-                if not isinstance(result, tuple):
-                    result = (result,)
-                if len(result) != len(names):
-                    raise ValueError(
-                        f"{qualname}: the backward registered with register_autograd returned {len(result)} "
-                        f"gradients, but the operator has {len(names)} inputs ({', '.join(names)}); return one "
-                        f"per input (None for inputs that are not Tensors or need no gradient)"
-                    )
-                return result
+        def backward_fn(ctx: Any, *grads: Any) -> Any:
+            result = backward(ctx, *grads)
+            if not isinstance(result, tuple):
+                result = (result,)
+            if len(result) != len(names):
+                raise ValueError(
+                    f"{qualname}: the backward registered with register_autograd returned {len(result)} "
+                    f"gradients, but the operator has {len(names)} inputs ({', '.join(names)}); return one "
+                    f"per input (None for inputs that are not Tensors or need no gradient)"
+                )
+            return result
 
-        CustomOpFunction.__name__ = CustomOpFunction.__qualname__ = f"{qualname.replace('::', '_')}_autograd"
+        # Built through the Function's metaclass so the backward node is named after the operator
+        # ("sin_reluBackward" for samples::sin_relu).
+        CustomOpFunction = type(autograd.Function)(
+            qualname.split("::", 1)[1].replace(".", "_"),
+            (autograd.Function,),
+            {"forward": staticmethod(forward), "setup_context": staticmethod(setup),
+             "backward": staticmethod(backward_fn), "__module__": __name__},
+        )
         function_class.append(CustomOpFunction)
         return CustomOpFunction
 

@@ -48,6 +48,15 @@ def check(device: str, cpp_path: str | None = None) -> list[str]:
         ]
         if muladd is not None:
             cases.append((muladd, (x, y, x), {}))
+        if hasattr(backend_sdk.Tensor, "requires_grad") and x.dtype.is_floating_point:
+            # functional operators with inputs that require grad: autograd registration, gradients through trace
+            xg = x.detach().clone()
+            xg.requires_grad_(True)
+            yg = y.detach().clone()
+            yg.requires_grad_(True)
+            cases.append((sample_ops.sin_relu, (xg,), {}))
+            if muladd is not None:
+                cases.append((muladd, (xg, yg, xg), {}))
         for op, args, kwargs in cases:
             result = opcheck(op, args, kwargs, raise_exception=False)
             for test, outcome in result.items():
