@@ -400,3 +400,13 @@ def test_register_autograd_kernel_protocol(ns: str, monkeypatch) -> None:
     cls, ctx, _ = _MockFunction.log[-1]
     with pytest.raises(ValueError, match="returned 1 gradients, but the operator has 2 inputs \\(x, k\\)"):
         cls.backward(ctx, backend_sdk.ones(3))
+
+
+def test_defining_a_custom_op_twice_names_the_user_code(ns: str) -> None:
+    def g(x: Tensor) -> Tensor:
+        return x.clone()
+
+    custom_op(f"{ns}::g", g, mutates_args=())
+    with pytest.raises(ValueError, match=r"same name and overload name multiple times.*Duplicate registration: .*test_custom_op.py:\d+\. "
+                                         r"Original registration: .*test_custom_op.py:\d+"):
+        custom_op(f"{ns}::g", g, mutates_args=())

@@ -608,13 +608,16 @@ struct PyLibrary {
 };
 
 std::string caller_location() {
-  // "file.py:12" of the innermost Python frame outside backend_sdk/library.py.
+  // "file.py:12" of the innermost Python frame outside backend_sdk/library.py and
+  // backend_sdk/_library/ (custom_op's registrations name the user's code).
   try {
     py::object frame = py::module_::import("sys").attr("_getframe")(0);
     while (!frame.is_none()) {
       std::string file = py::str(frame.attr("f_code").attr("co_filename"));
       if (file.find("backend_sdk/library.py") == std::string::npos &&
-          file.find("backend_sdk\\library.py") == std::string::npos) {
+          file.find("backend_sdk\\library.py") == std::string::npos &&
+          file.find("backend_sdk/_library/") == std::string::npos &&
+          file.find("backend_sdk\\_library\\") == std::string::npos) {
         return file + ":" + std::string(py::str(frame.attr("f_lineno")));
       }
       frame = frame.attr("f_back");
