@@ -62,6 +62,14 @@ def check(device: str, cpp_path: str | None = None) -> list[str]:
             for test, outcome in result.items():
                 if outcome != "SUCCESS":
                     failures.append(f"{op.__name__} on {name} {device}: {test}: {outcome!r}")
+    for n in (0, 5):
+        result = opcheck(sample_ops.ramp, (n, 0.5, backend_sdk.device(device)), raise_exception=False)
+        for test, outcome in result.items():
+            if outcome != "SUCCESS":
+                failures.append(f"samples::ramp({n}) on {device}: {test}: {outcome!r}")
+    value = sample_ops.ramp(4, 0.5, backend_sdk.device(device))
+    if value.device.type != device or value.cpu().tolist() != [0.0, 0.5, 1.0, 1.5]:
+        failures.append(f"samples::ramp on {device} gave {value.cpu().tolist()} on {value.device}")
     return failures
 
 

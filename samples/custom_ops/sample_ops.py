@@ -3,6 +3,7 @@
 * ``samples::sin_relu``  functional: relu(sin(x)); fake kernel, Meta kernel, autograd formula
 * ``samples::scale_add_`` in place: x += alpha * y (mutates x)
 * ``samples::abs_diff_out`` out=: out = |a - b|
+* ``samples::ramp``      no Tensor arguments: dispatches on its ``device`` argument
 * ``samples_cpp::muladd`` defined in C++ (csrc/muladd.cpp) with cpu, Meta and accel kernels;
   ``load_cpp_op(path)`` loads it and registers its autograd formula from Python.
 """
@@ -90,6 +91,20 @@ def _(a: Tensor, b: Tensor, *, out: Tensor) -> Tensor:
     if tuple(out.shape) != tuple(a.shape):
         out.resize_(list(a.shape))
     return out
+
+
+# ---------------------------------------------------------------------------
+# ramp: no Tensor arguments, so it dispatches on its device argument
+# ---------------------------------------------------------------------------
+@custom_op("samples::ramp", mutates_args=())
+def ramp(n: int, scale: float, device: backend_sdk.device) -> Tensor:
+    """[0, scale, 2 * scale, ...] (n values) on device."""
+    return backend_sdk.arange(n, dtype=backend_sdk.float32, device=device) * scale
+
+
+@ramp.register_fake
+def _(n: int, scale: float, device: backend_sdk.device) -> Tensor:
+    return backend_sdk.empty(n, dtype=backend_sdk.float32, device=device)
 
 
 # ---------------------------------------------------------------------------
