@@ -39,6 +39,7 @@ from ._C import Generator
 from ._size import Size
 from ._tensor import Tensor, UntypedStorage
 from . import library, utils
+from ._library.tracing import GraphModule, trace
 from . import nn, random
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

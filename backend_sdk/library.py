@@ -1,11 +1,24 @@
 """``backend_sdk.library``: defining operators and registering kernels from Python, as ``torch.library``."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import _C
 
-__all__ = ["Library", "define", "impl", "fallthrough_kernel"]
+__all__ = [
+    "CustomOpDef",
+    "Library",
+    "custom_op",
+    "define",
+    "fallthrough_kernel",
+    "get_ctx",
+    "impl",
+    "infer_schema",
+    "opcheck",
+    "register_autograd",
+    "register_fake",
+    "register_kernel",
+]
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
@@ -135,7 +148,7 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Any 
     lib.define(name + schema)
 
 
-def impl(qualname: Any, types: str | tuple[str, ...], func: Callable | None = None, *, lib: Library | None = None):
+def impl(qualname: Any, types: str | tuple[str, ...], func: Callable | None = None, *, lib: Library | None = None) -> Any:
     """Registers a kernel for ``ns::name[.overload]`` for the given device types or dispatch keys.
 
     Usable directly (``impl("ns::op", "cpu", fn)``) or as a decorator.
@@ -156,3 +169,156 @@ def impl(qualname: Any, types: str | tuple[str, ...], func: Callable | None = No
         return fn
 
     return register(func) if func is not None else register
+
+
+# ---------------------------------------------------------------------------
+# Custom operators (torch.library.custom_op & co.)
+# ---------------------------------------------------------------------------
+from ._library.custom_ops import CustomOpDef, custom_op  # noqa: E402
+from ._library.infer_schema import infer_schema  # noqa: E402
+
+
+def _qualname(op: Any, what: str) -> str:
+    """'ns::name' or 'ns::name.overload' (the dispatcher's name) of an operator given any way."""
+    if isinstance(op, CustomOpDef):
+        return op._qualname
+    if isinstance(op, _C.OpOverload):
+        return op.__name__
+    if isinstance(op, _C.OpOverloadPacket):
+        names = op._overload_names
+        if names != ["default"]:
+            raise ValueError(
+                f"{what}: {op.__name__} has several overloads ({', '.join(names)}); pass one of them, "
+                f"e.g. ops.{op.__name__.replace('::', '.')}.{names[0]}"
+            )
+        return op.__name__
+    if not isinstance(op, str) or "::" not in op:
+        raise ValueError(f"{what}: expected an operator or a qualified name 'namespace::name[.overload]', got {op!r}")
+    name = op[: -len(".default")] if op.endswith(".default") else op
+    if _C._get_op_overload(name) is None:
+        raise ValueError(f"{what}: the operator {name} does not exist; define it first (library.define / custom_op)")
+    return name
+
+
+def _caller_location() -> str:
+    import inspect
+
+    for frame in inspect.stack()[1:]:
+        if "backend_sdk/_library" not in frame.filename and "backend_sdk/library.py" not in frame.filename:
+            return f"{frame.filename}:{frame.lineno}"
+    return "<unknown>"
+
+
+def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | None = None, _stacklevel: int = 1) -> Any:
+    """Registers the fake kernel of an operator (defined in Python or C++), as ``torch.library.register_fake``.
+
+    The fake kernel receives fake tensors and returns fake outputs with the right
+    shape, dtype, device and strides without reading data; ``get_ctx()`` inside it
+    gives ``new_dynamic_size()``. It also serves as the operator's Meta kernel unless
+    one is registered. Decorator or direct.
+    """
+    from ._subclasses import fake_tensor
+
+    qualname = _qualname(op, "register_fake")
+
+    def register(fn: Callable) -> Callable:
+        if not callable(fn):
+            raise TypeError(f"register_fake({qualname}): expected a function, got {type(fn).__name__}")
+        existing = fake_tensor._fake_impls.get(qualname)
+        if existing is not None:
+            raise ValueError(
+                f"register_fake(...): the operator {qualname} already has a fake impl registered at {existing[1]}."
+            )
+        fake_tensor._fake_impls[qualname] = (fn, _caller_location())
+        def meta_kernel(*args: Any, **kwargs: Any) -> Any:
+            prev = getattr(fake_tensor._tls, "ctx", None)
+            fake_tensor._tls.ctx = fake_tensor.FakeImplCtx(qualname)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                fake_tensor._tls.ctx = prev
+
+        from ._library.custom_ops import _custom_ops
+
+        custom = _custom_ops.get(qualname)
+        if custom is not None:
+            custom._register_fake_meta(meta_kernel)
+        elif not _C._dispatch_has_kernel_for_key(qualname, "Meta"):
+            ns, name = qualname.split("::", 1)
+            target = lib or Library(ns, "FRAGMENT")
+            if lib is None:
+                _keep_alive.append(target)
+            target.impl(name, meta_kernel, "Meta")
+        return fn
+
+    return register(func) if func is not None else register
+
+
+def get_ctx() -> Any:
+    """The ctx of the running fake kernel (``ctx.new_dynamic_size()``), as ``torch.library.get_ctx``."""
+    from ._subclasses.fake_tensor import get_ctx as _get_ctx
+
+    return _get_ctx()
+
+
+def register_kernel(op: Any, device_types: str | Sequence[str], func: Callable | None = None, /, *,
+                    lib: Library | None = None) -> Any:
+    """Registers ``func`` as the kernel of an operator for device types ("cpu", "accel", "Meta"), as
+    ``torch.library.register_kernel``; works on custom_op operators and on operators defined any other way."""
+    if isinstance(op, CustomOpDef):
+        return op.register_kernel(device_types, func) if func is not None else op.register_kernel(device_types)
+    qualname = _qualname(op, "register_kernel")
+    base = qualname[: -len(".default")] if qualname.endswith(".default") else qualname
+    from ._library.custom_ops import _custom_ops, _device_key
+
+    if base in _custom_ops:
+        target = _custom_ops[base]
+        return target.register_kernel(device_types, func) if func is not None else target.register_kernel(device_types)
+    types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
+    keys = [_device_key(d) for d in types]
+    return impl(qualname, tuple(keys), func, lib=lib)
+
+
+def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable | None = None,
+                      lib: Library | None = None) -> None:
+    """Registers the backward formula of a functional operator, as ``torch.library.register_autograd``.
+
+    ``setup_context(ctx, inputs, output)`` saves what backward needs (``ctx.save_for_backward``);
+    ``backward(ctx, *grads)`` returns one gradient per input (None for non-Tensor inputs).
+    Builds on ``backend_sdk.autograd.Function``; mutable operators are refused.
+    """
+    from ._library.autograd import make_autograd_kernel
+
+    qualname = _qualname(op, "register_autograd")
+    schema = _C._parse_schema(_C._get_op_overload(qualname)._schema)
+    if schema.is_mutable:
+        raise ValueError(
+            f"Cannot register autograd formula for non-functional operator {qualname} with schema {schema}. "
+            f"Please create a functional operator and register an autograd formula for that."
+        )
+    if not callable(backward):
+        raise TypeError(f"register_autograd({qualname}): backward must be callable, got {type(backward).__name__}")
+    if setup_context is not None and not callable(setup_context):
+        raise TypeError(f"register_autograd({qualname}): setup_context must be callable or None")
+    kernel = make_autograd_kernel(qualname, schema, backward, setup_context)
+    ns, name = qualname.split("::", 1)
+    if lib is None:
+        previous = _autograd_libs.pop(qualname, None)
+        if previous is not None:  # a new formula replaces the previous one
+            previous._destroy()
+        target = _autograd_libs[qualname] = Library(ns, "FRAGMENT")
+    else:
+        target = lib
+    target.impl(name, kernel, "Autograd", with_keyset=True)
+
+
+_autograd_libs: dict[str, Library] = {}
+
+
+def opcheck(op: Any, args: tuple, kwargs: dict | None = None, *, test_utils: Any = None,
+            raise_exception: bool = True) -> dict[str, str]:
+    """Checks a custom operator's registrations, as ``torch.library.opcheck``; see backend_sdk.testing.opcheck."""
+    from .testing._opcheck import DEFAULT_TEST_UTILS, opcheck as _opcheck
+
+    return _opcheck(op, args, kwargs, test_utils=DEFAULT_TEST_UTILS if test_utils is None else test_utils,
+                    raise_exception=raise_exception)

@@ -176,6 +176,10 @@ PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, 
 PyObject* overload_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   SDK_HANDLE_ERRORS_BEGIN
   auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->bound) {
+    PyErr_SetString(PyExc_RuntimeError, "this OpOverload is not bound to an operator");
+    return nullptr;
+  }
   return call_bound(*o->bound, args, PyVectorcall_NARGS(nargsf), kwnames);
   SDK_HANDLE_ERRORS_END(nullptr)
 }
@@ -189,15 +193,27 @@ void overload_dealloc(PyObject* self) {
 
 PyObject* overload_repr(PyObject* self) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->name) return PyUnicode_FromString("<OpOverload (unbound)>");
   return PyUnicode_FromFormat("<OpOverload %U>", o->name);
+}
+
+// Subclasses (custom_op's CustomOpDef) are allocated unbound and bound with
+// _C._bind_overload; calls on an unbound object raise.
+PyObject* overload_new(PyTypeObject* type, PyObject*, PyObject*) {
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) return nullptr;
+  reinterpret_cast<PyOpOverload*>(obj)->vectorcall = overload_vectorcall;
+  return obj;
 }
 
 PyObject* overload_get_schema(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->bound) Py_RETURN_NONE;
   return PyUnicode_FromString(o->bound->schema.str().c_str());
 }
 PyObject* overload_get_name(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->name) Py_RETURN_NONE;
   Py_INCREF(o->name);
   return o->name;
 }
@@ -350,7 +366,8 @@ void init_op_types() {
   g_overload_type.tp_name = "backend_sdk._C.OpOverload";
   g_overload_type.tp_basicsize = sizeof(PyOpOverload);
   g_overload_type.tp_dealloc = overload_dealloc;
-  g_overload_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  g_overload_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_BASETYPE;
+  g_overload_type.tp_new = overload_new;
   g_overload_type.tp_vectorcall_offset = offsetof(PyOpOverload, vectorcall);
   g_overload_type.tp_call = PyVectorcall_Call;
   g_overload_type.tp_repr = overload_repr;
@@ -389,8 +406,24 @@ struct PyCallableKernel : OperatorKernel {
 
 struct PythonKernel : PyCallableKernel {
   bool with_keyset;
-  PythonKernel(py::object f, bool ks) : PyCallableKernel(std::move(f)), with_keyset(ks) {}
+  // Set for custom_op kernels: returns without an alias annotation must not
+  // share storage with an input or another return (see check_fresh_outputs).
+  std::string alias_check_name;
+  PythonKernel(py::object f, bool ks, std::string check = {})
+      : PyCallableKernel(std::move(f)), with_keyset(ks), alias_check_name(std::move(check)) {}
+  // Keyword names of the kwarg-only parameters, built on the first call.
+  // Guarded by the GIL.
+  py::object kwnames;
+  const FunctionSchema* kwnames_for = nullptr;
 };
+
+// An argument as Python sees it: IValues keep ScalarType as an int (as in
+// c10), so dtype arguments become backend_sdk dtypes here.
+PyObject* argument_to_python(const IValue& v, const Type& type) {
+  const Type* t = type.kind == TypeKind::Optional ? type.elem.get() : &type;
+  if (t->kind == TypeKind::ScalarType && v.is_int()) return dtype_object(v.to_scalar_type());
+  return from_ivalue(v);
+}
 
 // Pops the operator's arguments off the stack as (args, kwargs): positional
 // parameters positionally, kwarg-only ones by keyword. GIL held.
@@ -400,12 +433,7 @@ std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema,
   py::list args;
   py::dict kwargs;
   for (size_t i = 0; i < n; ++i) {
-    const IValue& iv = (*stack)[base + i];
-    const Type* type = schema.arguments[i].type.get();
-    if (type->kind == TypeKind::Optional) type = type->elem.get();
-    // A dtype travels as an Int IValue; Python kernels get the dtype object back.
-    py::object v = py::reinterpret_steal<py::object>(
-        type->kind == TypeKind::ScalarType && iv.is_int() ? dtype_object(iv.to_scalar_type()) : from_ivalue(iv));
+    py::object v = py::reinterpret_steal<py::object>(argument_to_python((*stack)[base + i], *schema.arguments[i].type));
     if (schema.arguments[i].kwarg_only) {
       kwargs[schema.arguments[i].name.c_str()] = v;
     } else {
@@ -444,14 +472,106 @@ void push_python_returns(const FunctionSchema& schema, py::handle result, Stack*
   for (size_t i = 0; i < nret; ++i) push_one(seq[i], schema.returns[i]);
 }
 
+// Note [Custom operator outputs are fresh]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A custom_op kernel returns new tensors: a return whose schema has no alias
+// annotation may not be an input, a view of an input, or share storage with
+// another return (PyTorch's check_aliasing_constraint). Checked in C++ by
+// storage identity so the check costs nanoseconds on the custom_op call path.
+void check_fresh_outputs(const PythonKernel& k, const FunctionSchema& schema, const Stack& stack, size_t args_base,
+                         size_t nargs) {
+  size_t nret = schema.returns.size();
+  size_t ret_base = stack.size() - nret;
+  std::vector<const StorageImpl*> seen;
+  auto add_storages = [&](const IValue& v) {
+    if (v.is_tensor()) {
+      if (v.to_tensor().defined()) seen.push_back(v.to_tensor().storage().get());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) seen.push_back(t.storage().get());
+    }
+  };
+  for (size_t i = 0; i < nargs; ++i) add_storages(stack[args_base + i]);
+  auto fail = [&]() {
+    SDK_THROW(Value, k.alias_check_name, ": The output of this custom operator (1) must not also be an input to this "
+              "custom operator and (2) may not alias any inputs to this custom operator or other returns. The most "
+              "common way to trigger this error is if we have y = custom_op(x) and y and x are the same Tensor. "
+              "Please instead return a clone of the offending output tensor(s) (e.g. return x.clone()) or refactor "
+              "the custom operator to not return y.");
+  };
+  auto check = [&](const Tensor& t) {
+    if (!t.defined()) return;
+    const StorageImpl* s = t.storage().get();
+    for (const StorageImpl* p : seen) {
+      if (p == s) fail();
+    }
+    seen.push_back(s);
+  };
+  for (size_t r = 0; r < nret; ++r) {
+    if (schema.returns[r].alias_info) continue;
+    const IValue& v = stack[ret_base + r];
+    if (v.is_tensor()) check(v.to_tensor());
+    else if (v.is_tensor_list()) for (const Tensor& t : v.to_tensor_list()) check(t);
+  }
+}
+
 void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonKernel*>(functor);
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
-  auto [args, kwargs] = pop_python_arguments(schema, stack);
-  if (k->with_keyset) args.insert(0, py::cast(PyDispatchKeySet{ks}));
-  py::object result = k->fn(*py::tuple(args), **kwargs);
-  push_python_returns(schema, result, stack);
+  size_t n = schema.arguments.size();
+  size_t base = stack->size() - n;
+  // One vectorcall: [keyset,] positional..., kwarg-only... with kwnames.
+  PyObject* small[12];
+  std::vector<PyObject*> large;
+  size_t extra = k->with_keyset ? 1 : 0;
+  PyObject** argv = small;
+  if (n + extra + 1 > 12) {
+    large.resize(n + extra + 1);
+    argv = large.data();
+  }
+  argv[0] = nullptr;  // PY_VECTORCALL_ARGUMENTS_OFFSET slot
+  size_t nkw = 0;
+  size_t filled = 0;
+  struct Decref {
+    PyObject** a;
+    size_t* n;
+    ~Decref() {
+      for (size_t i = 0; i < *n; ++i) Py_XDECREF(a[i + 1]);
+    }
+  } decref{argv, &filled};
+  if (k->with_keyset) {
+    argv[1] = py::cast(PyDispatchKeySet{ks}).release().ptr();
+    filled = 1;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* v = argument_to_python((*stack)[base + i], *schema.arguments[i].type);
+    if (!v) throw py::error_already_set();
+    argv[1 + filled++] = v;
+    nkw += schema.arguments[i].kwarg_only ? 1 : 0;
+  }
+  if (nkw && k->kwnames_for != &schema) {
+    py::tuple names(nkw);
+    size_t j = 0;
+    for (const Argument& a : schema.arguments) {
+      if (a.kwarg_only) names[j++] = py::str(a.name);
+    }
+    k->kwnames = std::move(names);
+    k->kwnames_for = &schema;
+  }
+  // Positional parameters precede kwarg-only ones in a schema.
+  PyObject* result = PyObject_Vectorcall(k->fn.ptr(), argv + 1, (filled - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         nkw ? k->kwnames.ptr() : nullptr);
+  if (!result) throw py::error_already_set();
+  py::object owned = py::reinterpret_steal<py::object>(result);
+  if (k->alias_check_name.empty()) {
+    stack->resize(base);
+    push_python_returns(schema, owned, stack);
+    return;
+  }
+  push_python_returns(schema, owned, stack);
+  check_fresh_outputs(*k, schema, *stack, base, n);
+  size_t nret = schema.returns.size();
+  stack->erase(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end() - static_cast<std::ptrdiff_t>(nret));
 }
 
 // A boxed backend fallback written in Python: fn(op, keyset, args, kwargs).
@@ -489,13 +609,16 @@ struct PyLibrary {
 };
 
 std::string caller_location() {
-  // "file.py:12" of the innermost Python frame outside backend_sdk/library.py.
+  // "file.py:12" of the innermost Python frame outside backend_sdk/library.py and
+  // backend_sdk/_library/ (custom_op's registrations name the user's code).
   try {
     py::object frame = py::module_::import("sys").attr("_getframe")(0);
     while (!frame.is_none()) {
       std::string file = py::str(frame.attr("f_code").attr("co_filename"));
       if (file.find("backend_sdk/library.py") == std::string::npos &&
-          file.find("backend_sdk\\library.py") == std::string::npos) {
+          file.find("backend_sdk\\library.py") == std::string::npos &&
+          file.find("backend_sdk/_library/") == std::string::npos &&
+          file.find("backend_sdk\\_library\\") == std::string::npos) {
         return file + ":" + std::string(py::str(frame.attr("f_lineno")));
       }
       frame = frame.attr("f_back");
@@ -522,6 +645,22 @@ void init_ops(py::module_& m) {
         return py::reinterpret_steal<py::object>(make_overload(*op));
       },
       py::arg("qualified_name"));
+  m.def(
+      "_bind_overload",
+      [](py::object self, const std::string& name) {
+        SDK_CHECK_TYPE(PyObject_TypeCheck(self.ptr(), &g_overload_type), "_bind_overload: expected an OpOverload");
+        auto* o = reinterpret_cast<PyOpOverload*>(self.ptr());
+        SDK_CHECK_VALUE(!o->bound, "_bind_overload: ", name, ": this object is already bound");
+        OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(name);
+        o->bound = new BoundSchema(op);
+        o->name = PyUnicode_FromString(op.name().c_str());
+        o->vectorcall = overload_vectorcall;
+        // Heap subclasses do not inherit the vectorcall flag in Python 3.11;
+        // their layout keeps the base's vectorcall slot, so calls may use it.
+        Py_TYPE(self.ptr())->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+      },
+      py::arg("self"), py::arg("qualified_name"),
+      "Binds an instance of an OpOverload subclass to the operator 'ns::name.overload'.");
   m.def("_registered_operators", [] { return Dispatcher::singleton().registered_operator_names(); },
         "Names of every defined operator overload, sorted.");
   m.def(
@@ -605,15 +744,19 @@ void init_ops(py::module_& m) {
           py::arg("schema"))
       .def(
           "impl",
-          [](PyLibrary& self, const std::string& name, const std::string& key, py::object fn, bool with_keyset) {
+          [](PyLibrary& self, const std::string& name, const std::string& key, py::object fn, bool with_keyset,
+             std::string check_aliasing) {
             SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
             SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "impl(", name, "): the kernel must be callable, got ",
                            python_type_name(fn.ptr()));
-            auto functor = std::make_shared<PythonKernel>(fn, with_keyset);
+            auto functor = std::make_shared<PythonKernel>(fn, with_keyset, std::move(check_aliasing));
             self.lib->impl(name, parse_dispatch_key(key),
                            CppFunction::make_from_boxed(&python_kernel_boxed, std::move(functor)));
           },
-          py::arg("name"), py::arg("dispatch_key"), py::arg("fn"), py::arg("with_keyset") = false)
+          py::arg("name"), py::arg("dispatch_key"), py::arg("fn"), py::arg("with_keyset") = false,
+          py::arg("check_aliasing") = std::string(),
+          "Registers a Python kernel. check_aliasing: a name for the error raised when an output without alias "
+          "annotation shares storage with an input or another output (custom_op kernels); empty: no check.")
       .def(
           "impl_fallthrough",
           [](PyLibrary& self, const std::string& name, const std::string& key) {
@@ -638,6 +781,47 @@ void init_ops(py::module_& m) {
       .def("reset", [](PyLibrary& self) { self.lib.reset(); }, "Removes every registration of this library.")
       .def_property_readonly("closed", [](const PyLibrary& self) { return !self.lib; })
       .def_property_readonly("origin", [](const PyLibrary& self) { return self.origin; });
+
+  // ---- fake tensors: see Note [Fake tensors] (backend_sdk/_subclasses/fake_tensor.py) ----
+  // A fake tensor and its meta twin are two TensorImpls over one meta storage:
+  // the fake one carries the Fake key and reports the fake device.
+  auto twin = [](const Tensor& src, Device device, DispatchKeySet keys) {
+    auto impl = make_intrusive<TensorImpl>(src.storage(), src.dtype(), device, keys);
+    impl->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
+    return Tensor(std::move(impl));
+  };
+  m.def(
+      "_fake_from_meta",
+      [twin](const Tensor& meta, const Device& device) {
+        SDK_CHECK_VALUE(meta.is_meta(), "_fake_from_meta: expected a meta tensor, got one on ", meta.device().str());
+        return twin(meta, device, default_tensor_key_set(device.type) | DispatchKeySet(DispatchKey::Fake));
+      },
+      py::arg("meta"), py::arg("device"),
+      "A fake tensor on `device` sharing the meta tensor's storage and metadata.");
+  m.def(
+      "_meta_from_fake",
+      [twin](const Tensor& fake) {
+        SDK_CHECK_VALUE(fake.key_set().has(DispatchKey::Fake), "_meta_from_fake: expected a fake tensor");
+        Device meta(DeviceType::Meta);
+        return twin(fake, meta, default_tensor_key_set(DeviceType::Meta));
+      },
+      py::arg("fake"), "The meta tensor sharing a fake tensor's storage and metadata.");
+  m.def(
+      "_is_fake",
+      [](py::handle obj) { return is_tensor(obj.ptr()) && unpack_tensor(obj.ptr()).key_set().has(DispatchKey::Fake); },
+      py::arg("obj"));
+  m.def(
+      "_sync_metadata",
+      [](const Tensor& dst, const Tensor& src) {
+        if (dst.storage().get() != src.storage().get()) dst.impl()->set_storage(src.storage());
+        dst.impl()->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
+      },
+      py::arg("dst"), py::arg("src"),
+      "Copies sizes, strides, offset and storage from src to dst (after an in-place metadata change of a twin).");
+  m.def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage().get()); },
+        py::arg("tensor"), "An id of the tensor's storage, equal for tensors that share memory (also on meta).");
+  m.def("_version", [](const Tensor& t) { return t.impl()->version(); }, py::arg("tensor"),
+        "The version counter of the tensor's storage (bumped by every in-place write).");
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
 

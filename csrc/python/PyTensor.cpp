@@ -14,6 +14,8 @@ namespace sdk::python {
 PyTypeObject* g_tensor_base_type = nullptr;
 namespace {
 PyTypeObject* g_tensor_class = nullptr;  // backend_sdk.Tensor, set by _set_tensor_class
+// backend_sdk._subclasses.fake_tensor.FakeTensor: wraps TensorImpls that carry the Fake key.
+PyTypeObject* g_fake_tensor_class = nullptr;
 }
 
 PyObject* wrap_tensor(Tensor t) {
@@ -23,6 +25,9 @@ PyObject* wrap_tensor(Tensor t) {
     return static_cast<PyObject*>(existing);
   }
   PyTypeObject* type = g_tensor_class ? g_tensor_class : g_tensor_base_type;
+  if (g_fake_tensor_class && t.key_set().has_any(DispatchKeySet(DispatchKeySet::RawTag{}, functionality_bit(DispatchKey::Fake)))) {
+    type = g_fake_tensor_class;
+  }
   PyObject* obj = type->tp_alloc(type, 0);  // zeroed memory: a null Tensor is valid
   if (!obj) throw py::error_already_set();
   auto* pt = reinterpret_cast<PyTensor*>(obj);
@@ -376,6 +381,16 @@ void init_tensor(py::module_& m) {
         g_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
       },
       "Registers the Python class whose instances wrap tensors (backend_sdk.Tensor).");
+  m.def(
+      "_set_fake_tensor_class",
+      [](py::object cls) {
+        SDK_CHECK_TYPE(PyType_Check(cls.ptr()) &&
+                           PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), g_tensor_base_type),
+                       "_set_fake_tensor_class: expected a subclass of TensorBase");
+        cls.inc_ref();  // kept for the process's life
+        g_fake_tensor_class = reinterpret_cast<PyTypeObject*>(cls.ptr());
+      },
+      "Registers the Python class whose instances wrap tensors carrying the Fake key (FakeTensor).");
 }
 
 }  // namespace sdk::python

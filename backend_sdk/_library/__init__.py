@@ -1,0 +1,1 @@
+"""Implementation of ``backend_sdk.library``'s custom-operator API (as ``torch._library``)."""

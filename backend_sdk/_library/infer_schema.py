@@ -1,0 +1,188 @@
+"""Schema inference from type hints, as ``torch.library.infer_schema``."""
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+__all__ = ["infer_schema"]
+
+
+def _param_types() -> dict[Any, str]:
+    """Python annotation -> schema type, PyTorch's table (Tensor, int, float, bool, str, dtype, device)."""
+    from .. import Tensor, _C
+
+    table: dict[Any, str] = {}
+    # (python type, schema type, list variant, list of optional variant, optional list variant)
+    rows = [
+        (Tensor, "Tensor", True, True, False),
+        (int, "SymInt", True, False, True),
+        (float, "float", True, False, True),
+        (bool, "bool", True, False, True),
+        (str, "str", False, False, False),
+        (_C.dtype, "ScalarType", False, False, False),
+        (_C.device, "Device", False, False, False),
+    ]
+    for py_type, schema_type, has_list, has_list_of_optional, has_optional_list in rows:
+        table[py_type] = schema_type
+        table[Optional[py_type]] = f"{schema_type}?"
+        sequences = (typing.Sequence, typing.List, list, Sequence)
+        if has_list:
+            for seq in sequences:
+                table[seq[py_type]] = f"{schema_type}[]"
+        if has_list_of_optional:
+            for seq in sequences:
+                table[seq[Optional[py_type]]] = f"{schema_type}?[]"
+        if has_optional_list:
+            for seq in sequences:
+                table[Optional[seq[py_type]]] = f"{schema_type}[]?"
+    return table
+
+
+def _return_types() -> dict[Any, str]:
+    from .. import Tensor
+
+    table: dict[Any, str] = {Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool"}
+    for seq in (typing.List, list, typing.Sequence, Sequence):
+        table[seq[Tensor]] = "Tensor[]"
+    return table
+
+
+def _resolve(annotation: Any, fn: Callable) -> Any:
+    """Evaluates string annotations (``from __future__ import annotations``) in the function's globals."""
+    if not isinstance(annotation, str):
+        return annotation
+    import backend_sdk
+
+    namespace = dict(getattr(fn, "__globals__", {}))
+    namespace.setdefault("backend_sdk", backend_sdk)
+    namespace.setdefault("typing", typing)
+    for name in ("Optional", "Sequence", "List", "Tuple"):
+        namespace.setdefault(name, getattr(typing, name))
+    namespace.setdefault("Tensor", backend_sdk.Tensor)
+    try:
+        return eval(annotation, namespace)  # noqa: S307 (annotations are code by definition)
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"infer_schema: could not evaluate the annotation {annotation!r}: {e}") from None
+
+
+def _default_text(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def infer_schema(
+    prototype_function: Callable,
+    /,
+    *,
+    mutates_args: str | Iterable[str],
+    op_name: str | None = None,
+) -> str:
+    """The schema of ``prototype_function`` from its type hints, e.g. ``(Tensor x) -> Tensor``.
+
+    Parameters annotated Tensor, int, float, bool, str, dtype, device, sequences of
+    these and Optional of these become schema arguments (int is SymInt, as in PyTorch);
+    the return may be None, Tensor, int, float, bool, a list of Tensors or a tuple of
+    those. Parameters named in ``mutates_args`` become ``Tensor(aN!)``; ``"unknown"``
+    marks every Tensor parameter mutable. With ``op_name`` the schema is prefixed with it.
+    """
+    sig = inspect.signature(prototype_function)
+
+    def error_fn(what: str) -> typing.NoReturn:
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    params_table = _param_types()
+    if isinstance(mutates_args, str):
+        if mutates_args != "unknown":
+            raise ValueError(
+                "mutates_args must be 'unknown' or an iterable of parameter names; got the string "
+                f"{mutates_args!r} (did you mean ({mutates_args!r},)?)"
+            )
+    else:
+        mutates_args = tuple(mutates_args)
+    params: list[str] = []
+    seen: set[str] = set()
+    seen_kwarg_only = False
+    for idx, (name, param) in enumerate(sig.parameters.items()):
+        if param.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            error_fn(f"Parameter {name}: we do not support positional-only args, varargs, or varkwargs.")
+        if param.annotation is inspect.Parameter.empty:
+            error_fn(f"Parameter {name} must have a type annotation.")
+        annotation = _resolve(param.annotation, prototype_function)
+        try:
+            schema_type = params_table.get(annotation)
+        except TypeError:  # unhashable annotation
+            schema_type = None
+        if schema_type is None:
+            error_fn(
+                f"Parameter {name} has unsupported type {annotation}. The valid types are: "
+                f"Tensor, int, float, bool, str, dtype, device, Sequence/List of Tensor/int/float/bool, "
+                f"and Optional of these."
+            )
+        if mutates_args == "unknown" or name in mutates_args:
+            if not schema_type.startswith("Tensor"):
+                if mutates_args != "unknown":
+                    error_fn(
+                        f"Parameter {name} is in mutable_args but only Tensors or collections of Tensors "
+                        f"can be mutated"
+                    )
+            else:
+                schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        seen.add(name)
+        if param.kind == inspect.Parameter.KEYWORD_ONLY and not seen_kwarg_only:
+            params.append("*")
+            seen_kwarg_only = True
+        if param.default is inspect.Parameter.empty:
+            params.append(f"{schema_type} {name}")
+        else:
+            if param.default is None and not schema_type.endswith("?"):
+                error_fn(f"Parameter {name} defaults to None but its type is not Optional[...]: annotate it Optional.")
+            if param.default is not None and not isinstance(param.default, (int, float, bool, str)):
+                error_fn(
+                    f"Parameter {name} has an unsupported default value {param.default!r} (we only support "
+                    f"int, float, bool, str, None)."
+                )
+            params.append(f"{schema_type} {name}={_default_text(param.default)}")
+    if mutates_args != "unknown":
+        not_seen = [a for a in mutates_args if a not in seen]
+        if not_seen:
+            error_fn(
+                f"{set(not_seen)} in mutates_args were not found in the custom op's signature. "
+                f"mutates_args should contain the names of all args that the custom op mutates."
+            )
+    ret = _parse_return(_resolve(sig.return_annotation, prototype_function), error_fn)
+    prefix = op_name or ""
+    return f"{prefix}({', '.join(params)}) -> {ret}"
+
+
+def _parse_return(annotation: Any, error_fn: Callable[[str], typing.NoReturn]) -> str:
+    if annotation is None or annotation is type(None):
+        return "()"
+    if annotation is inspect.Signature.empty:
+        error_fn("No return type annotation was provided. Please add one (use None if nothing is returned).")
+    table = _return_types()
+    valid = "None, Tensor, int, float, bool, List[Tensor], or a tuple of Tensor/int/float/bool/List[Tensor]."
+    origin = typing.get_origin(annotation)
+    if origin is not tuple:
+        try:
+            ret = table.get(annotation)
+        except TypeError:
+            ret = None
+        if ret is None:
+            error_fn(f"Return has unsupported type {annotation}. The valid types are: {valid}")
+        return ret
+    parts = []
+    for arg in typing.get_args(annotation):
+        try:
+            ret = table.get(arg)
+        except TypeError:
+            ret = None
+        if ret is None or arg is Ellipsis:
+            error_fn(f"Return has unsupported type {annotation}. The valid types are: {valid}")
+        parts.append(ret)
+    return "(" + ", ".join(parts) + ")"
