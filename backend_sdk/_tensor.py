@@ -199,10 +199,6 @@ class Tensor(_C.TensorBase):
         """This tensor in host memory (self if it already is)."""
         return self.to(device="cpu")
 
-    def clone(self) -> "Tensor":
-        """A new tensor with a copy of the data (keeping self's strides when they are dense, as PyTorch)."""
-        return ops.aten._to_copy.default(self)
-
     def contiguous(self) -> "Tensor":
         """Self if row-major contiguous, else a contiguous copy."""
         if self.is_contiguous():

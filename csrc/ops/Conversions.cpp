@@ -62,6 +62,14 @@ Tensor to_copy_kernel(const Tensor& self, std::optional<ScalarType> dtype, std::
   return copy_(out, self, non_blocking);
 }
 
+// clone(Tensor self, *, MemoryFormat? memory_format=None): _to_copy without
+// dtype or device changes (its own operator, as in PyTorch, so that a call
+// costs one dispatch and autograd names it CloneBackward0).
+Tensor clone_kernel(const Tensor& self, std::optional<int64_t> memory_format) {
+  Tensor out = empty_strided(self.sizes(), copy_strides(self, memory_format), self.dtype(), self.device());
+  return copy_(out, self, false);
+}
+
 using ToCopySig = Tensor(const Tensor&, std::optional<ScalarType>, std::optional<int64_t>, std::optional<Device>,
                          std::optional<bool>, bool, std::optional<int64_t>);
 
@@ -132,6 +140,7 @@ Tensor t_kernel(const Tensor& self) {
 
 SDK_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("_to_copy", &sdk::ops::to_copy_kernel);
+  m.impl("clone", &sdk::ops::clone_kernel);
   m.impl("t", &sdk::ops::t_kernel);
 }
 

@@ -197,6 +197,7 @@ SDK_LIBRARY(aten, m) {
   m.def("where(Tensor condition) -> Tensor[]");
 
   // conversions and shape composites (kernels in Conversions.cpp)
+  m.def("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor");
   m.def("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
         "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor");
   m.def("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
