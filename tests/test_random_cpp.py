@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import _ctypes
 import ctypes
-import shutil
-import subprocess
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import backend_sdk
-from backend_sdk.utils import include_paths, library_paths
 
-CXX = shutil.which("g++") or shutil.which("c++")
+from test_cpp_registration import CXX, build
+
 pytestmark = pytest.mark.skipif(CXX is None, reason="needs a C++ compiler")
 
 SOURCE = textwrap.dedent(
@@ -52,18 +49,6 @@ SOURCE = textwrap.dedent(
     SDK_LIBRARY_IMPL(rngext, CompositeExplicitAutograd, m) { m.impl("vendor_randn", &vendor_randn); }
     """
 )
-
-
-def build(tmp_path: Path, source: str, name: str) -> Path:
-    src = tmp_path / f"{name}.cpp"
-    src.write_text(source)
-    out = tmp_path / f"lib{name}.so"
-    cmd = [CXX, "-std=c++17", "-O1", "-shared", "-fPIC", str(src), "-o", str(out)]
-    cmd += [f"-I{p}" for p in include_paths()] + [f"-L{p}" for p in library_paths()]
-    cmd += ["-lbackend_sdk"] + [f"-Wl,-rpath,{p}" for p in library_paths()]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 def test_vendor_kernel_reproduces_cpu_numbers(tmp_path):

@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import _C
+from .._subclasses.fake_tensor import _map  # applies a function to every tensor in nested args
 from .._tensor import Tensor
 
 __all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "opcheck"]
@@ -39,18 +40,6 @@ class OpCheckError(Exception):
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-def _map(obj: Any, fn: Callable[[Tensor], Any]) -> Any:
-    if isinstance(obj, Tensor):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        return tuple(_map(o, fn) for o in obj)
-    if isinstance(obj, list):
-        return [_map(o, fn) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _map(v, fn) for k, v in obj.items()}
-    return obj
-
-
 def _leaves(obj: Any) -> list[Tensor]:
     out: list[Tensor] = []
     _map(obj, out.append)
