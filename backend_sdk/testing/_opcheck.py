@@ -19,7 +19,7 @@ dtype, device and requires_grad).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
