@@ -147,6 +147,86 @@ def test_in_place_and_out_variants_on_device():
     assert host(dx)[1].sum() == 0 and host(dx)[0].sum() != 0
 
 
+# ---- the launch path: geometry cache and kernel jobs (Note [Launch geometry cache], Note [Kernel jobs]) ----
+
+def test_repeated_launches_with_other_argument_values_are_not_served_stale_geometry():
+    """The cache key covers every argument: same tensors, other dims / scalars / strings / dtypes."""
+    x, dx = _pair(4, 6)
+    for dim in (0, 1, 0, 1):                                            # sum over one dim, then the other
+        np.testing.assert_allclose(host(dx.sum(dim)), x.numpy().sum(dim), rtol=1e-5)
+    for alpha in (1, 2, 3):                                             # a Scalar argument changes the values
+        np.testing.assert_allclose(host(sdk.add(dx, dx, alpha=alpha)), x.numpy() * (1 + alpha), rtol=1e-5)
+    for mode in ("trunc", "floor", None):                               # a str? argument
+        np.testing.assert_allclose(host(sdk.div(dx, 0.3, rounding_mode=mode)),
+                                   sdk.div(x, 0.3, rounding_mode=mode).numpy(), rtol=1e-5)
+    assert (dx + 1).dtype == sdk.float32 and (dx.to(sdk.float64) + 1).dtype == sdk.float64
+    assert (dx + 1).shape == (4, 6) and (dx[:, :3] + 1).shape == (4, 3) and (dx.t() + 1).stride() == (x.t() + 1).stride() == (1, 6)
+    i = sdk.ones(3, dtype=sdk.int64, device="accel")                     # a wrapped number promotes differently
+    assert (i + 1).dtype == sdk.int64 and (i + 1.5).dtype == sdk.float32
+    assert (i + sdk.tensor(1.5)).dtype == sdk.float32                   # a CPU scalar tensor
+    np.testing.assert_allclose(host(i * sdk.tensor(2)), [2, 2, 2])
+    np.testing.assert_allclose(host(i * sdk.tensor(3)), [3, 3, 3])       # same geometry, other value
+
+
+def test_a_launch_error_is_raised_every_time_not_cached():
+    a, b = sdk.ones(2, 3, device="accel"), sdk.ones(4, device="accel")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="size of tensor a"):
+            a + b
+    bits = sdk.ones(2, device="accel")
+    for _ in range(2):
+        with pytest.raises((TypeError, ValueError), match="bitwise_and"):
+            sdk.bitwise_and(bits, bits)
+
+
+def test_out_argument_resized_on_every_call():
+    dx = sdk.ones(2, 3, device="accel")
+    for _ in range(3):
+        out = sdk.empty(0, device="accel")
+        sdk.mul(dx, dx, out=out)
+        assert out.shape == (2, 3) and host(out).sum() == 6
+
+
+def test_freeing_a_tensor_with_queued_kernels_returns_its_memory_at_once():
+    import device_sim
+    s = accel.Stream()
+    with accel.stream(s):
+        x = sdk.ones(1 << 18, device="accel")
+        before = accel.memory_allocated()
+        device_sim.lib().device_sim_kernel_sleep(s.native_handle, 50_000)
+        y = x * 2                                                       # queued behind the sleep
+        assert accel.memory_allocated() == before + (1 << 20)
+        del y
+        assert accel.memory_allocated() == before                       # no reference kept by the queued kernel
+        assert not s.query()                                            # the kernel is still queued
+    s.synchronize()
+
+
+def test_launches_from_several_threads_match_the_cpu():
+    import threading
+    errors = []
+
+    def work(seed):
+        try:
+            x, dx = _pair(8, 8, seed=seed)
+            s = accel.Stream()
+            with accel.stream(s):
+                for _ in range(50):
+                    dx = dx * 1.5 - 0.25
+                    x = x * 1.5 - 0.25
+                s.synchronize()
+            np.testing.assert_allclose(host(dx), x.numpy(), rtol=1e-5)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_cpu_fallback_runs_unsupported_operators_and_warns_once():
     x, dx = _pair(4, 4)
     with warnings.catch_warnings(record=True) as caught:

@@ -198,7 +198,25 @@ sdk_status report_async_error(SimDevice* d) {
 }
 
 // Interned kernel names (immortal: trace records and messages point at them).
+// A launch names its kernel every time, so a small per-thread cache keyed by
+// the caller's pointer (and checked by content: the caller's buffer may be
+// reused for another name) skips the lock and the string copy.
+const char* intern_name_slow(const char* name);
 const char* intern_name(const char* name) {
+  if (name == nullptr) return intern_name_slow(name);
+  struct Entry {
+    const char* key = nullptr;
+    const char* interned = nullptr;
+  };
+  thread_local Entry cache[64];
+  Entry& e = cache[(reinterpret_cast<uintptr_t>(name) >> 3) & 63];
+  if (e.key == name && std::strncmp(e.interned, name, 200) == 0 && std::strlen(name) <= 200) return e.interned;
+  e.interned = intern_name_slow(name);
+  e.key = name;
+  return e.interned;
+}
+
+const char* intern_name_slow(const char* name) {
   static std::mutex m;
   static auto* names = new std::unordered_set<std::string>();
   std::string n(name ? name : "<kernel>");
@@ -765,7 +783,7 @@ sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name,
   Op op{Op::Kernel};
   op.kernel = fn;
   op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
-  if (args_size) op.args.assign(static_cast<const unsigned char*>(args), static_cast<const unsigned char*>(args) + args_size);
+  op.args.assign(args, args_size);
   g_devices[s->device]->enqueue(s, std::move(op));
   return SDK_SUCCESS;
 }

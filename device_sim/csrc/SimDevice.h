@@ -31,6 +31,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -60,13 +61,32 @@ struct SimEvent {
 void event_ref(SimEvent* e);
 void event_unref(SimEvent* e);
 
+// A kernel's argument bytes, copied at launch: inline up to kInline bytes
+// (every launch would otherwise allocate), on the heap beyond.
+class KernelArgs {
+ public:
+  static constexpr size_t kInline = 64;
+  void assign(const void* data, size_t n) {
+    size_ = n;
+    if (n > kInline) heap_.reset(new unsigned char[n]);
+    if (n) std::memcpy(data_mut(), data, n);
+  }
+  void* data() { return size_ > kInline ? heap_.get() : static_cast<void*>(inline_); }
+
+ private:
+  void* data_mut() { return data(); }
+  alignas(16) unsigned char inline_[kInline] = {};
+  std::unique_ptr<unsigned char[]> heap_;
+  size_t size_ = 0;
+};
+
 struct Op {
   enum Kind : uint8_t { HostFn, Kernel, Copy, Memset, Record, Wait } kind;
   explicit Op(Kind k) : kind(k) {}
   sdk_host_fn fn = nullptr;
   void (*kernel)(void*) = nullptr;
   void* user = nullptr;
-  std::vector<unsigned char> args;
+  KernelArgs args;
   char* dst = nullptr;
   const char* src = nullptr;
   size_t n = 0;

@@ -1,6 +1,9 @@
 #include "SimKernels.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <unordered_map>
 #include <optional>
 #include <vector>
 
@@ -60,25 +63,36 @@ void for_each_tensor(IValue& v, F&& f) {
 Tensor meta_like(const Tensor& t) {
   const int64_t itemsize = static_cast<int64_t>(t.itemsize());
   const int64_t elems = (static_cast<int64_t>(t.storage()->nbytes()) + itemsize - 1) / itemsize;
-  Tensor base = sdk::make_tensor({elems}, t.dtype(), Device(DeviceType::Meta));
-  return sdk::make_view(base, t.sizes(), t.strides(), t.storage_offset(), "meta_like");
+  Tensor meta = sdk::make_tensor({elems}, t.dtype(), Device(DeviceType::Meta));
+  meta.impl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());  // not a view: nothing to track
+  return meta;
 }
 
 namespace {
 
 // The device of the call; every other tensor must be on it, except CPU
 // 0-dim tensors (scalars), as with CUDA.
-Device call_device(const sdk::OperatorHandle& op, IValue* args, size_t n) {
-  std::optional<Tensor> first;
+Device call_device(const sdk::OperatorHandle& op, const IValue* args, size_t n) {
+  const Tensor* first = nullptr;
+  auto visit = [&](const Tensor& t) {
+    if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
+    if (!first) {
+      first = &t;
+    } else if (t.device() != first->device()) {
+      sdk::check_same_device(op.name().c_str(), *first, t);
+    }
+  };
   for (size_t i = 0; i < n; ++i) {
-    for_each_tensor(args[i], [&](Tensor& t) {
-      if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
-      if (!first) {
-        first = t;
-      } else if (t.device() != first->device()) {
-        sdk::check_same_device(op.name().c_str(), *first, t);
+    const IValue& v = args[i];
+    if (v.is_tensor()) {
+      visit(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) visit(t);
+    } else if (v.is_list()) {
+      for (const IValue& e : v.to_list()) {
+        if (e.is_tensor()) visit(e.to_tensor());
       }
-    });
+    }
   }
   SDK_CHECK_VALUE(first && on_device(*first), op.name(), ": no tensor argument is on the device");
   return first->device();
@@ -119,6 +133,293 @@ void local_copy(const Tensor& dst, const Tensor& src) {
   launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
 }
 
+namespace {
+
+// ---------------------------------------------------------------------------
+// Note [Launch geometry cache]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Step 1 of Note [Simulated kernels] (the meta run) is a pure function of the
+// operator and its arguments' metadata: a Meta kernel never sees data. So its
+// outcome (the results' sizes, strides and dtypes) is cached per thread, keyed
+// by a signature of the operator and of every argument (a tensor's device,
+// dtype, geometry and storage size; a CPU scalar tensor's value too, the one
+// piece of data a Meta kernel may read; every other argument's value). A hit
+// skips the meta tensors and the Meta kernel. Not cached: a meta run that
+// raised (errors are raised again by running it again), one that resized an
+// out= argument (resizing warns where PyTorch does: it must run each time),
+// and arguments the signature cannot spell (generators, nested lists).
+// Meta kernels registered later do not invalidate entries (the operator set of
+// a backend is fixed once its library is loaded).
+// ---------------------------------------------------------------------------
+
+struct ResultGeometry {
+  sdk::DimVector sizes, strides;
+  sdk::ScalarType dtype;
+};
+
+using Signature = std::vector<int64_t>;
+
+struct SignatureHash {
+  size_t operator()(const Signature& key) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int64_t w : key) h = (h ^ static_cast<uint64_t>(w)) * 0x100000001b3ull + (h >> 29);
+    return static_cast<size_t>(h);
+  }
+};
+
+constexpr size_t kMaxCachedGeometries = 4096;
+
+void sign_tensor(const Tensor& t, Signature& key) {
+  if (!t.defined()) {
+    key.push_back(-1);
+    return;
+  }
+  const sdk::TensorImpl& impl = *t.impl();
+  key.push_back((static_cast<int64_t>(t.device().type) << 40) | (static_cast<int64_t>(t.device().index + 1) << 24) |
+                (static_cast<int64_t>(t.dtype()) << 8) | (impl.is_wrapped_number() ? 1 : 0));
+  key.push_back(t.dim());
+  for (int64_t s : t.sizes()) key.push_back(s);
+  for (int64_t s : t.strides()) key.push_back(s);
+  key.push_back(t.storage_offset());
+  key.push_back(static_cast<int64_t>(t.storage()->nbytes()));
+  if (t.is_cpu() && t.numel() == 1 && t.itemsize() <= 8) {
+    int64_t bits = 0;
+    std::memcpy(&bits, static_cast<const char*>(t.data_ptr()), t.itemsize());
+    key.push_back(bits);
+  }
+}
+
+// False if `v` cannot be spelled (the call is then not cached).
+bool sign(const IValue& v, Signature& key) {
+  key.push_back(static_cast<int64_t>(v.tag()) << 56);
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Tensor:
+      sign_tensor(v.to_tensor(), key);
+      return true;
+    case IValue::Tag::Double: {
+      double d = v.to_double();
+      int64_t bits;
+      std::memcpy(&bits, &d, sizeof(bits));
+      key.push_back(bits);
+      return true;
+    }
+    case IValue::Tag::Int:
+    case IValue::Tag::Bool:
+      key.push_back(v.to_int());
+      return true;
+    case IValue::Tag::String: {
+      const std::string& s = v.to_string();
+      key.push_back(static_cast<int64_t>(s.size()));
+      for (size_t i = 0; i < s.size(); i += 8) {
+        int64_t w = 0;
+        std::memcpy(&w, s.data() + i, std::min<size_t>(8, s.size() - i));
+        key.push_back(w);
+      }
+      return true;
+    }
+    case IValue::Tag::Device: {
+      Device d = v.to_device();
+      key.push_back((static_cast<int64_t>(d.type) << 8) | (d.index + 1));
+      return true;
+    }
+    case IValue::Tag::IntList:
+      key.push_back(static_cast<int64_t>(v.to_int_list().size()));
+      key.insert(key.end(), v.to_int_list().begin(), v.to_int_list().end());
+      return true;
+    case IValue::Tag::DoubleList:
+      key.push_back(static_cast<int64_t>(v.to_double_list().size()));
+      for (double d : v.to_double_list()) {
+        int64_t bits;
+        std::memcpy(&bits, &d, sizeof(bits));
+        key.push_back(bits);
+      }
+      return true;
+    case IValue::Tag::TensorList:
+      key.push_back(static_cast<int64_t>(v.to_tensor_list().size()));
+      for (const Tensor& t : v.to_tensor_list()) sign_tensor(t, key);
+      return true;
+    case IValue::Tag::GenericList:
+      key.push_back(static_cast<int64_t>(v.to_list().size()));
+      for (const IValue& e : v.to_list()) {
+        if (e.is_list() || !sign(e, key)) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct GeometryCache {
+  std::unordered_map<Signature, std::vector<ResultGeometry>, SignatureHash> entries;
+  Signature scratch;
+};
+
+GeometryCache& geometry_cache() {
+  thread_local GeometryCache cache;
+  return cache;
+}
+
+// Step 1 of Note [Simulated kernels] on meta tensors. Returns false if the
+// operator must run through the CPU fallback; fills `geometry` and sets
+// `cacheable` to false if an out= argument was resized.
+bool meta_run(const sdk::OperatorHandle& op, IValue* args, size_t n, std::vector<ResultGeometry>* geometry,
+              bool* cacheable) {
+  const sdk::FunctionSchema& schema = op.schema();
+  sdk::Stack meta(args, args + n);
+  for (IValue& v : meta) for_each_tensor(v, [](Tensor& t) { if (on_device(t)) t = meta_like(t); });
+  try {
+    op.redispatch_boxed(sdk::DispatchKeySet(sdk::DispatchKey::Meta), &meta);
+  } catch (const sdk::Error& e) {
+    if (e.kind() != sdk::ErrorKind::NotImplemented) throw;
+    return false;
+  }
+  const size_t m = schema.returns.size();
+  geometry->clear();
+  for (size_t j = 0; j < m; ++j) {
+    const IValue& r = meta[meta.size() - m + j];
+    SDK_CHECK_NOT_IMPLEMENTED(r.is_tensor(), op.name(), ": accel runs only operators that return tensors");
+    const Tensor& g = r.to_tensor();
+    geometry->push_back({sdk::DimVector(g.sizes()), sdk::DimVector(g.strides()), g.dtype()});
+    const sdk::Argument& ret = schema.returns[j];
+    if (ret.alias_info && ret.alias_info->is_write) {
+      const Tensor& arg = args[aliased_argument(schema, ret)].to_tensor();
+      if (!arg.sizes().equals(g.sizes())) *cacheable = false;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Note [Kernel jobs]
+// ~~~~~~~~~~~~~~~~~~
+// A launched operator is one KernelJob: the boxed arguments with every device
+// tensor replaced by a description of its memory (host alias address and
+// geometry). The worker builds the CPU tensors over the aliases itself, runs
+// the CPU kernel and clears what it made, so every object the kernel creates
+// is created and destroyed on the worker thread; the job then goes back to a
+// free list from which launching threads take it again. Allocation and
+// release of each piece stay on one thread: a producer thread whose blocks a
+// consumer thread frees makes malloc slow for both (arena locks, no cache).
+// The job holds no device tensor (Note [Simulated kernels]), so freeing a
+// tensor while its kernel is queued returns its memory at once, as in CUDA.
+// ---------------------------------------------------------------------------
+
+struct AliasSpec {
+  size_t slot;        // argument index, or result index for a fresh result
+  int64_t list_pos;   // index in a Tensor[] argument, -1 for a Tensor
+  void* host;
+  size_t nbytes;
+  sdk::DimVector sizes, strides;
+  int64_t offset;
+  sdk::ScalarType dtype;
+};
+
+AliasSpec alias_spec(const Tensor& t, size_t slot, int64_t list_pos) {
+  const sdk::StorageImpl& storage = *t.storage();
+  void* host = storage.data() ? device_sim_translate(storage.data()) : nullptr;
+  SDK_CHECK(host || !storage.data(), "accel: ", t.str(), " is not in simulated device memory");
+  return {slot, list_pos, host, storage.nbytes(), sdk::DimVector(t.sizes()), sdk::DimVector(t.strides()),
+          t.storage_offset(), t.dtype()};
+}
+
+Tensor alias_of(const AliasSpec& a) {
+  return sdk::from_blob(a.host, a.nbytes, a.sizes, a.strides, a.offset, a.dtype, Device(DeviceType::CPU));
+}
+
+struct KernelJob {
+  sdk::OperatorEntry* op = nullptr;
+  sdk::Stack args;                 // device tensors left undefined; see `inputs`
+  std::vector<AliasSpec> inputs;   // device tensor arguments
+  std::vector<AliasSpec> results;  // fresh results: the kernel's outputs are copied here
+  size_t num_returns = 0;
+  KernelJob* next = nullptr;       // in the free list
+};
+
+// Jobs the workers finished, pushed lock-free; a launching thread takes the
+// whole list at once (no ABA: nobody pops single nodes).
+std::atomic<KernelJob*> g_finished_jobs{nullptr};
+
+struct JobPool {
+  std::vector<KernelJob*> free;
+  ~JobPool() {
+    for (KernelJob* j : free) delete j;
+  }
+};
+
+KernelJob* take_job() {
+  thread_local JobPool pool;
+  if (pool.free.empty()) {
+    for (KernelJob* j = g_finished_jobs.exchange(nullptr, std::memory_order_acquire); j != nullptr;) {
+      KernelJob* next = j->next;
+      j->args.clear();  // the non-tensor arguments were made on a launching thread
+      if (pool.free.size() < 256) {
+        pool.free.push_back(j);
+      } else {
+        delete j;
+      }
+      j = next;
+    }
+  }
+  if (pool.free.empty()) return new KernelJob();
+  KernelJob* job = pool.free.back();
+  pool.free.pop_back();
+  return job;
+}
+
+void finish_job(KernelJob* job) {
+  job->inputs.clear();
+  job->results.clear();
+  KernelJob* head = g_finished_jobs.load(std::memory_order_relaxed);
+  do {
+    job->next = head;
+  } while (!g_finished_jobs.compare_exchange_weak(head, job, std::memory_order_release, std::memory_order_relaxed));
+}
+
+// Runs on the stream's worker (Note [Simulated kernels], step 3).
+void run_kernel_job(void* raw) {
+  KernelJob* job = nullptr;
+  std::memcpy(&job, raw, sizeof(job));
+  try {
+    for (const AliasSpec& a : job->inputs) {
+      IValue& v = job->args[a.slot];
+      if (a.list_pos < 0) {
+        v = IValue(alias_of(a));
+      } else if (v.is_list()) {
+        v.to_list()[a.list_pos] = IValue(alias_of(a));
+      } else {
+        std::vector<Tensor> list = v.to_tensor_list();
+        list[a.list_pos] = alias_of(a);
+        v = IValue(std::move(list));
+      }
+    }
+    const size_t m = job->num_returns;
+    sdk::OperatorHandle(job->op).call_boxed(&job->args);
+    for (const AliasSpec& a : job->results) {
+      sdk::ops::copy_(alias_of(a), job->args[job->args.size() - m + a.slot].to_tensor());
+    }
+  } catch (const std::exception& e) {
+    device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
+  }
+  // What the kernel made (CPU results, aliases) dies here, on this thread.
+  for (IValue& v : job->args) {
+    if (v.is_tensor() || v.is_tensor_list() || v.is_list()) v = IValue();
+  }
+  finish_job(job);
+}
+
+void launch_job(Device device, const char* name, KernelJob* job) {
+  sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
+  sdk_status st = device_sim_launch_kernel_named(stream.native(), name, &run_kernel_job, &job, sizeof(job));
+  if (st != SDK_SUCCESS) {
+    finish_job(job);
+    sdk::runtime::check_status(device.type, st, "accel: kernel launch");
+  }
+}
+
+}  // namespace
+
 void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet, sdk::Stack* stack) {
   const sdk::FunctionSchema& schema = op.schema();
   const size_t n = schema.arguments.size(), base = stack->size() - n;
@@ -126,52 +427,95 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   const Device device = call_device(op, args, n);
   sdk::runtime::DeviceGuard guard(device);
 
-  // 1. The meta run: checks, result geometry, out= sizes.
-  sdk::Stack meta(args, args + n);
-  for (IValue& v : meta) for_each_tensor(v, [](Tensor& t) { if (on_device(t)) t = meta_like(t); });
-  try {
-    op.redispatch_boxed(sdk::DispatchKeySet(sdk::DispatchKey::Meta), &meta);
-  } catch (const sdk::Error& e) {
-    if (e.kind() != sdk::ErrorKind::NotImplemented) throw;
-    // The results' shapes depend on the data (a boolean mask, nonzero): no
-    // launch can allocate them up front, so the operator runs on the host.
-    sdk::ops::cpu_fallback(op, sdk::DispatchKeySet(), stack);
-    return;
+  // 1. The results' geometry: from the cache or a meta run (Note [Launch geometry cache]).
+  GeometryCache& cache = geometry_cache();
+  Signature& key = cache.scratch;
+  key.clear();
+  key.push_back(reinterpret_cast<intptr_t>(&op.entry()));
+  bool signed_ok = true;
+  for (size_t i = 0; i < n && signed_ok; ++i) signed_ok = sign(args[i], key);
+  const std::vector<ResultGeometry>* geometry = nullptr;
+  std::vector<ResultGeometry> computed;
+  if (signed_ok) {
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) geometry = &it->second;
   }
-  const size_t m = schema.returns.size();
-  std::vector<Tensor> results(m);
-  std::vector<Tensor> fresh(m);  // device buffers of fresh results
-  for (size_t j = 0; j < m; ++j) {
-    const sdk::Argument& ret = schema.returns[j];
-    const IValue& r = meta[meta.size() - m + j];
-    SDK_CHECK_NOT_IMPLEMENTED(r.is_tensor(), op.name(), ": accel runs only operators that return tensors");
-    if (ret.alias_info && ret.alias_info->is_write) {
-      results[j] = args[aliased_argument(schema, ret)].to_tensor();
-      if (!results[j].sizes().equals(r.to_tensor().sizes())) {
-        sdk::ops::device::resize_(results[j], r.to_tensor().sizes(), std::nullopt);
-      }
-    } else {
-      const Tensor& g = r.to_tensor();
-      fresh[j] = results[j] = sdk::ops::empty_strided_on(device, g.sizes(), g.strides(), g.dtype(), std::nullopt);
+  if (geometry == nullptr) {
+    bool cacheable = signed_ok;
+    if (!meta_run(op, args, n, &computed, &cacheable)) {
+      // The results' shapes depend on the data (a boolean mask, nonzero): no
+      // launch can allocate them up front, so the operator runs on the host.
+      sdk::ops::cpu_fallback(op, sdk::DispatchKeySet(), stack);
+      return;
     }
-  }
-  for (size_t i : schema.mutable_argument_indices()) {
-    if (args[i].is_tensor() && args[i].to_tensor().defined()) args[i].to_tensor().impl()->bump_version();
+    if (cacheable) {
+      if (cache.entries.size() >= kMaxCachedGeometries) cache.entries.clear();
+      geometry = &cache.entries.emplace(key, std::move(computed)).first->second;
+    } else {
+      geometry = &computed;
+    }
   }
 
-  // 2. The job: the CPU kernel over host aliases, on the stream.
-  sdk::Stack host(args, args + n);
-  for (IValue& v : host) for_each_tensor(v, [](Tensor& t) { if (on_device(t)) t = host_alias(t); });
-  std::vector<Tensor> fresh_alias(m);
-  for (size_t j = 0; j < m; ++j) {
-    if (fresh[j].defined()) fresh_alias[j] = host_alias(fresh[j]);
-  }
-  launch(device, op.name().c_str(), [op, host = std::move(host), fresh_alias = std::move(fresh_alias), m]() mutable {
-    op.call_boxed(&host);
+  // Results: fresh device buffers, or the mutated arguments (resized to the
+  // meta run's sizes).
+  const size_t m = schema.returns.size();
+  KernelJob* job = take_job();
+  std::vector<Tensor> results(m);
+  try {
     for (size_t j = 0; j < m; ++j) {
-      if (fresh_alias[j].defined()) sdk::ops::copy_(fresh_alias[j], host[host.size() - m + j].to_tensor());
+      const sdk::Argument& ret = schema.returns[j];
+      const ResultGeometry& g = (*geometry)[j];
+      if (ret.alias_info && ret.alias_info->is_write) {
+        results[j] = args[aliased_argument(schema, ret)].to_tensor();
+        if (!results[j].sizes().equals(g.sizes)) sdk::ops::device::resize_(results[j], g.sizes, std::nullopt);
+      } else {
+        results[j] = sdk::ops::empty_strided_on(device, g.sizes, g.strides, g.dtype, std::nullopt);
+        job->results.push_back(alias_spec(results[j], j, -1));
+      }
     }
-  });
+    for (size_t i : schema.mutable_argument_indices()) {
+      if (args[i].is_tensor() && args[i].to_tensor().defined()) args[i].to_tensor().impl()->bump_version();
+    }
+
+    // 2. The job: the CPU kernel over host aliases, on the stream (Note [Kernel jobs]).
+    job->op = &op.entry();
+    job->num_returns = m;
+    job->args.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const IValue& v = args[i];
+      if (v.is_tensor() && on_device(v.to_tensor())) {
+        job->inputs.push_back(alias_spec(v.to_tensor(), i, -1));
+        job->args.emplace_back();
+      } else if (v.is_tensor_list()) {
+        const std::vector<Tensor>& list = v.to_tensor_list();
+        std::vector<Tensor> kept(list.size());
+        for (size_t k = 0; k < list.size(); ++k) {
+          if (on_device(list[k])) {
+            job->inputs.push_back(alias_spec(list[k], i, static_cast<int64_t>(k)));
+          } else {
+            kept[k] = list[k];
+          }
+        }
+        job->args.emplace_back(std::move(kept));
+      } else if (v.is_list()) {  // Tensor?[]: device tensors become None until the worker aliases them
+        sdk::GenericList kept = v.to_list();
+        for (size_t k = 0; k < kept.size(); ++k) {
+          if (kept[k].is_tensor() && on_device(kept[k].to_tensor())) {
+            job->inputs.push_back(alias_spec(kept[k].to_tensor(), i, static_cast<int64_t>(k)));
+            kept[k] = IValue();
+          }
+        }
+        job->args.emplace_back(std::move(kept));
+      } else {
+        job->args.push_back(v);
+      }
+    }
+  } catch (...) {
+    job->args.clear();
+    finish_job(job);
+    throw;
+  }
+  launch_job(device, op.name().c_str(), job);
 
   stack->resize(base);
   for (Tensor& r : results) stack->emplace_back(std::move(r));
