@@ -17,7 +17,7 @@ checked against ``result_dtype(sample)`` where the OpInfo has one.
 from __future__ import annotations
 
 import math
-import operator
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -112,6 +112,8 @@ class OpInfo:
         rng = rng_for(self.name, dtype_name(dtype))
         for s in self.sample_inputs_func(self, dtype, rng):
             s = s.transform(lambda t: move(t, device))
+            if self.category in ("factory", "random") and not isinstance(s.input, backend_sdk.Tensor):
+                s.kwargs.setdefault("device", device)
             if requires_grad:
                 s = s.transform(lambda t: t.detach().requires_grad_(True) if t.dtype in FLOATING else t)
             yield s
@@ -166,6 +168,9 @@ def call_variant(opinfo: OpInfo, variant: str, sample: SampleInput) -> Any:
     if variant == "inplace":
         return getattr(sample.input, opinfo.inplace_name)(*args, **kwargs)
     if variant == "out":
+        if opinfo.category == "factory":  # out= decides dtype and device
+            kwargs.pop("dtype", None)
+            kwargs.pop("device", None)
         if "out" not in kwargs:
             expected = opinfo.op(sample.input, *args, **kwargs)
             outs = [backend_sdk.empty(list(e.shape), dtype=e.dtype, device=e.device) for e in _flat(expected)]
@@ -451,6 +456,28 @@ def _make_binary_ops() -> list[OpInfo]:
         ops.append(OpInfo(name, _reverse_samples(scalars, **kwgen), aten_overloads=(), dtypes=dts,
                           ref=_ref_binary(ref), variants=("functional",), op=fn, result_dtype=rt,
                           category="binary"))
+    # Python scalar as self: the Scalar_Tensor / Scalar overloads, called as functions
+    for name, ref, dts, kwgen, variants, ovl in (
+        ("pow", lambda x, s: np.power(s, x), ALL_DTYPES, {"low": 0, "high": 3}, ("functional", "out"),
+         _ovl("pow", ".Scalar", ".Scalar_out")),
+        ("remainder", lambda x, s: np.remainder(s, x), ALL_DTYPES, {"exclude_zero": True}, ("functional",),
+         _ovl("remainder", ".Scalar_Tensor")),
+        ("bitwise_and", lambda x, s: np.bitwise_and(s, x), INTEGRAL_AND_BOOL, {}, ("functional",),
+         _ovl("bitwise_and", ".Scalar_Tensor")),
+        ("bitwise_or", lambda x, s: np.bitwise_or(s, x), INTEGRAL_AND_BOOL, {}, ("functional",),
+         _ovl("bitwise_or", ".Scalar_Tensor")),
+        ("bitwise_xor", lambda x, s: np.bitwise_xor(s, x), INTEGRAL_AND_BOOL, {}, ("functional",),
+         _ovl("bitwise_xor", ".Scalar_Tensor")),
+    ):
+        fn = getattr(backend_sdk, name)
+        scalars = (3, True) if name.startswith("bitwise") else (3, 1.5)
+        if name == "pow":
+            scalars = (2, 1.5)
+        ops.append(OpInfo(name, _reverse_samples(scalars, **kwgen), aten_overloads=ovl, dtypes=dts,
+                          ref=_ref_binary(ref), variants=variants,
+                          op=(lambda f: lambda x, s, **kw: f(s, x, **kw))(fn),
+                          result_dtype=lambda s: result_type(s.input, s.args[0]), category="binary",
+                          variant_name="scalar_self"))
     ops.append(OpInfo("rsub", _binary_samples(scalars=(2, 1.5)), aten_overloads=_ovl("rsub", ".Tensor", ".Scalar"),
                       dtypes=NUMERIC, ref=_ref_binary(lambda a, b, alpha=1: np.subtract(b, np.multiply(a, alpha))),
                       variants=("functional",), result_dtype=_rt_binary, category="binary"))
@@ -469,6 +496,14 @@ def _where_samples(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable
     c = make_tensor((3, 4), _C.bool, rng)
     yield SampleInput(c, (make_tensor((3, 4), dtype, rng), 2), {}, "scalar_other")
     yield SampleInput(c, (2, make_tensor((3, 4), dtype, rng)), {}, "scalar_self")
+
+
+def _where_scalar_samples(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+    for shape, layout in (((3, 4), "contiguous"), ((3, 4), "transposed"), ((), "contiguous"), ((0,), "contiguous")):
+        c = make_tensor(shape, _C.bool, rng, layout=layout)
+        yield SampleInput(c, (2, 3), {}, f"int_int_{layout}_{shape}")
+        yield SampleInput(c, (2.5, 3), {}, f"float_int_{layout}_{shape}")
+        yield SampleInput(c, (True, False), {}, f"bool_bool_{layout}_{shape}")
 
 
 def _clamp_samples(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
@@ -616,7 +651,8 @@ def _ref_reduce(fn: Callable, int_to_int64: bool = False) -> Callable:
             x = x.astype(np.float32 if dtype.name == "bfloat16" or dtype == np.float16 else dtype)
         elif int_to_int64 and x.dtype.kind in "biu":
             x = x.astype(np.int64)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty slice is NaN, as in PyTorch
             return fn(x, axis=_np_axis(dim), keepdims=keepdim, **kw)
     return _zero_dim(ref)
 
@@ -639,7 +675,8 @@ def _rt_allany(s: SampleInput) -> Any:
 @_zero_dim
 def _ref_var(x: np.ndarray, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
     ddof = 1 if correction is None else correction
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # ddof >= n gives inf/NaN, as in PyTorch
         return np.var(np.asarray(x, np.float64), axis=_np_axis(dim), ddof=ddof, keepdims=keepdim)
 
 
@@ -747,6 +784,20 @@ def _ref_norm(x: np.ndarray, p: Any = 2, dim: Any = None, keepdim: bool = False,
     if p == 0:
         return np.sum(x != 0, axis=ax, keepdims=keepdim).astype(np.float64)
     return np.sum(x ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+
+
+def _vector_norm_samples(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+    for ord_ in (2, 1, 3):
+        yield SampleInput(make_tensor((3, 4), dtype, rng), (ord_,), {}, f"ord{ord_}")
+        yield SampleInput(make_tensor((2, 3, 5), dtype, rng, layout="transposed"), (ord_, [0, 2], True), {},
+                          f"ord{ord_}_dims_keepdim")
+    yield SampleInput(make_tensor((), dtype, rng), (), {}, "0d")
+
+
+def _resize_samples(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+    yield SampleInput(make_tensor((3, 4), dtype, rng), ([2, 3],), {}, "shrink")
+    yield SampleInput(make_tensor((3, 4), dtype, rng), ([12],), {}, "flatten")
+    yield SampleInput(make_tensor((3, 4), dtype, rng), ([0],), {}, "to_empty")
 
 
 def _make_reduction_ops() -> list[OpInfo]:
@@ -887,6 +938,709 @@ def _make_linalg_ops() -> list[OpInfo]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Shape and indexing
+# ---------------------------------------------------------------------------------------------
+def _S(fn: Callable[[Any, np.random.Generator, Callable], Iterable[SampleInput]]) -> SampleFunc:
+    """Adapts fn(dtype, rng, T) where T(shape, layout="contiguous", **kw) makes a tensor."""
+    def gen(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+        def T(shape: tuple, layout: str = "contiguous", **kw: Any) -> Any:
+            return make_tensor(shape, dtype, rng, layout=layout, **kw)
+        return fn(dtype, rng, T)
+    return gen
+
+
+def _index(shape: Sequence[int], high: int, rng: np.random.Generator, layout: str = "contiguous",
+           low: int = 0) -> Any:
+    """An int64 index tensor with values in [low, high)."""
+    return make_tensor(shape, _C.int64, rng, low=low, high=max(high - 1, low), layout=layout)
+
+
+def _mask(shape: Sequence[int], rng: np.random.Generator, layout: str = "contiguous") -> Any:
+    return make_tensor(shape, _C.bool, rng, layout=layout)
+
+
+def _cat_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput([T((2, 3)), T((4, 3), "transposed"), T((1, 3))], (0,), {}, "dim0")
+    yield SampleInput([T((2, 3)), T((2, 5), "sliced")], (1,), {}, "dim1_sliced")
+    yield SampleInput([T((2, 3)), T((2, 3), "expanded")], (-1,), {}, "neg_dim_expanded")
+    yield SampleInput([T((2, 3)), T((0, 3))], (0,), {}, "with_empty")
+    yield SampleInput([T((3,))], (0,), {}, "single")
+    yield SampleInput([T((2, 3)), T((0,))], (0,), {}, "legacy_empty_1d")
+
+
+def _stack_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for d in (0, 1, 2, -1):
+        yield SampleInput([T((2, 3)), T((2, 3), "transposed"), T((2, 3), "sliced")], (d,), {}, f"dim{d}")
+    yield SampleInput([T(()), T(())], (0,), {}, "0d")
+    yield SampleInput([T((0, 3)), T((0, 3))], (1,), {}, "empty")
+
+
+def _split_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((7, 4)), (3,), {}, "size3")
+    yield SampleInput(T((4, 7), "transposed"), (2, 1), {}, "size2_dim1")
+    yield SampleInput(T((5, 6), "sliced"), (6, -1), {}, "whole")
+    yield SampleInput(T((0, 3)), (2,), {}, "empty")
+
+
+def _split_sizes_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((7, 4)), ([2, 5],), {}, "2_5")
+    yield SampleInput(T((4, 7), "transposed"), ([4, 0, 3], 1), {}, "with_zero_dim1")
+
+
+def _chunk_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((7, 4)), (3,), {}, "3")
+    yield SampleInput(T((4, 6), "sliced"), (2, 1), {}, "2_dim1")
+    yield SampleInput(T((2, 3)), (5,), {}, "more_chunks_than_size")
+
+
+def _ref_split(x: np.ndarray, size: int, dim: int = 0) -> tuple:
+    n = x.shape[dim]
+    return tuple(np.take(x, range(i, min(i + size, n)), axis=dim) for i in range(0, max(n, 1), size)) if n else (x,)
+
+
+def _ref_split_sizes(x: np.ndarray, sizes: list, dim: int = 0) -> tuple:
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
+
+
+def _ref_chunk(x: np.ndarray, chunks: int, dim: int = 0) -> tuple:
+    size = -(-x.shape[dim] // chunks)
+    return _ref_split(x, size, dim)
+
+
+def _flatten_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), (), {}, "all")
+    yield SampleInput(T((2, 3, 4), "transposed"), (1, 2), {}, "last_two_transposed")
+    yield SampleInput(T((2, 3, 4), "sliced"), (0, 1), {}, "first_two_sliced")
+    yield SampleInput(T(()), (), {}, "0d")
+    yield SampleInput(T((0, 3)), (), {}, "empty")
+
+
+def _ref_flatten(x: np.ndarray, start_dim: int = 0, end_dim: int = -1) -> np.ndarray:
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1:]) if x.size else x.reshape(
+        x.shape[:s] + (int(np.prod(x.shape[s:e + 1])),) + x.shape[e + 1:])
+
+
+def _reshape_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), ((6, 4),), {}, "merge")
+    yield SampleInput(T((2, 3, 4), "transposed"), ((4, -1),), {}, "transposed_copy")
+    yield SampleInput(T((2, 6), "sliced"), ((3, 4),), {}, "sliced")
+    yield SampleInput(T(()), ((1, 1),), {}, "0d")
+    yield SampleInput(T((0, 3)), ((3, 0),), {}, "empty")
+    yield SampleInput(T((6,)), ((),), {}, "to_0d_fails_unless_1") if False else SampleInput(T((1,)), ((),), {}, "to_0d")
+
+
+def _view_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), ([6, 4],), {}, "merge")
+    yield SampleInput(T((2, 3, 4)), ([2, -1],), {}, "infer")
+    yield SampleInput(T((2, 6), "sliced"), ([2, 3, 2],), {}, "split_sliced_dim")
+    yield SampleInput(T(()), ([1],), {}, "0d")
+    yield SampleInput(T((0, 3)), ([3, 0],), {}, "empty")
+
+
+def _permute_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), ((2, 0, 1),), {}, "cycle")
+    yield SampleInput(T((2, 3, 4), "sliced"), ((-1, 1, 0),), {}, "neg_sliced")
+    yield SampleInput(T(()), ((),), {}, "0d")
+    yield SampleInput(T((0, 3)), ((1, 0),), {}, "empty")
+
+
+def _transpose_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), (0, 2), {}, "0_2")
+    yield SampleInput(T((3, 4), "sliced"), (-1, -2), {}, "neg_sliced")
+    yield SampleInput(T((3, 4), "expanded"), (0, 1), {}, "expanded")
+    yield SampleInput(T(()), (0, -1), {}, "0d")
+
+
+def _t_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (), {}, "2d")
+    yield SampleInput(T((3, 4), "sliced"), (), {}, "sliced")
+    yield SampleInput(T((5,)), (), {}, "1d")
+    yield SampleInput(T(()), (), {}, "0d")
+
+
+def _squeeze_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((1, 3, 1)), (), {}, "all")
+    yield SampleInput(T((1, 3, 1)), (2,), {}, "dim2")
+    yield SampleInput(T((1, 3, 1)), (1,), {}, "non_one_dim")
+    yield SampleInput(T((1, 3, 1)), ((0, 2),), {}, "tuple")
+    yield SampleInput(T(()), (), {}, "0d")
+
+
+def _ref_squeeze(x: np.ndarray, dim: Any = None) -> np.ndarray:
+    if dim is None:
+        return np.squeeze(x)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(d % max(x.ndim, 1) for d in dims if x.ndim and x.shape[d % x.ndim] == 1)
+    return np.squeeze(x, axis=dims) if dims else x
+
+
+def _unsqueeze_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for d in (0, 1, 2, -1):
+        yield SampleInput(T((3, 4), "transposed"), (d,), {}, f"dim{d}")
+    yield SampleInput(T(()), (0,), {}, "0d")
+
+
+def _expand_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 1)), (3, 4), {}, "1_to_4")
+    yield SampleInput(T((1, 4)), (2, 3, -1), {}, "new_dims")
+    yield SampleInput(T(()), (2, 2), {}, "0d")
+    yield SampleInput(T((3, 1), "sliced"), (3, 0), {}, "to_empty")
+
+
+def _repeat_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3)), ((2, 2),), {}, "2x2")
+    yield SampleInput(T((2, 3), "transposed"), ((1, 2, 1),), {}, "new_dim")
+    yield SampleInput(T(()), ((3,),), {}, "0d")
+    yield SampleInput(T((2, 3)), ((0, 1),), {}, "zero")
+
+
+def _ref_repeat(x: np.ndarray, repeats: Sequence[int]) -> np.ndarray:
+    x = x.reshape((1,) * (len(repeats) - x.ndim) + x.shape)
+    return np.tile(x, repeats)
+
+
+def _flip_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), ([0],), {}, "dim0")
+    yield SampleInput(T((2, 3, 4), "transposed"), ([0, 2],), {}, "dims")
+    yield SampleInput(T((3, 4), "expanded"), ([-1],), {}, "expanded")
+    yield SampleInput(T(()), ([],), {}, "0d")
+    yield SampleInput(T((0, 3)), ([1],), {}, "empty")
+
+
+def _gather_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (1, _index((3, 5), 4, rng)), {}, "dim1")
+    yield SampleInput(T((3, 4), "transposed"), (0, _index((2, 4), 3, rng)), {}, "dim0_transposed")
+    yield SampleInput(T((3, 4)), (-1, _index((2, 2), 4, rng)), {}, "smaller_index")
+    yield SampleInput(T(()), (0, _index((), 1, rng)), {}, "0d")
+    yield SampleInput(T((3, 4)), (1, _index((3, 0), 4, rng)), {}, "empty_index")
+
+
+def _ref_gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    if x.ndim == 0:
+        return x.copy()
+    d = dim % x.ndim
+    sl = tuple(slice(0, s) for s in index.shape)
+    return np.take_along_axis(x[tuple(sl[i] if i != d else slice(None) for i in range(x.ndim))], index, axis=d)
+
+
+def _scatter_samples(kind: str) -> Callable:
+    def gen(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+        # indices unique along dim (a permutation), so the result is deterministic
+        perm = backend_sdk.from_numpy(np.stack([rng.permutation(4)[:3] for _ in range(2)]).astype(np.int64))
+        perm0 = backend_sdk.from_numpy(np.stack([rng.permutation(3)[:2] for _ in range(4)], axis=1).astype(np.int64))
+        if kind == "src":
+            yield SampleInput(T((2, 4)), (1, perm, T((2, 3))), {}, "dim1")
+            yield SampleInput(T((3, 4), "transposed"), (0, perm0, T((2, 4), "sliced")), {}, "dim0_noncontig")
+        elif kind == "value":
+            yield SampleInput(T((2, 4)), (1, perm, 3), {}, "dim1")
+            yield SampleInput(T((3, 4), "sliced"), (0, perm0, 1), {}, "dim0_sliced")
+        elif kind == "add":
+            rep = backend_sdk.from_numpy(rng.integers(0, 4, size=(2, 5)).astype(np.int64))
+            yield SampleInput(T((2, 4)), (1, rep, T((2, 5))), {}, "repeated_indices")
+            yield SampleInput(T((3, 4), "transposed"), (0, perm0, T((2, 4))), {}, "dim0")
+        elif kind == "reduce":
+            for red in ("add", "multiply"):
+                yield SampleInput(T((2, 4)), (1, perm, T((2, 3))), {"reduce": red}, f"{red}")
+        elif kind == "value_reduce":
+            for red in ("add", "multiply"):
+                yield SampleInput(T((2, 4)), (1, perm, 2), {"reduce": red}, f"{red}")
+    return gen
+
+
+def _ref_scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None = None,
+                 add: bool = False) -> np.ndarray:
+    out = np.array(x, copy=True)
+    srcv = np.asarray(src)
+    for pos in np.ndindex(*index.shape):
+        tgt = list(pos)
+        tgt[dim] = int(index[pos])
+        v = srcv[pos] if srcv.ndim else srcv
+        if add or reduce == "add":
+            out[tuple(tgt)] = out[tuple(tgt)] + v
+        elif reduce == "multiply":
+            out[tuple(tgt)] = out[tuple(tgt)] * v
+        else:
+            out[tuple(tgt)] = v
+    return out
+
+
+def _index_select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (1, _index((5,), 4, rng)), {}, "dim1")
+    yield SampleInput(T((3, 4), "transposed"), (0, _index((2,), 3, rng)), {}, "dim0_transposed")
+    yield SampleInput(T((3, 4)), (0, _index((0,), 3, rng)), {}, "empty_index")
+    yield SampleInput(T(()), (0, _index((1,), 1, rng)), {}, "0d")
+    yield SampleInput(T((3, 4), "sliced"), (-1, _index((), 4, rng)), {}, "0d_index")
+
+
+def _ref_index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    if x.ndim == 0:
+        return x.copy()
+    return np.take(x, np.atleast_1d(index), axis=dim)
+
+
+def _masked_fill_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    v = True if dtype == _C.bool else 3
+    yield SampleInput(T((3, 4)), (_mask((3, 4), rng), v), {}, "same")
+    yield SampleInput(T((3, 4), "transposed"), (_mask((4,), rng), v), {}, "broadcast_mask")
+    yield SampleInput(T((3, 4)), (_mask((), rng), v), {}, "0d_mask")
+    yield SampleInput(T(()), (_mask((), rng), v), {}, "0d")
+
+
+def _ref_masked_fill(x: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    return np.where(mask, np.asarray(value), x)
+
+
+def _index_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((4, 5)), ([_index((3,), 4, rng)],), {}, "int_dim0")
+    yield SampleInput(T((4, 5), "transposed"), ([None, _index((2, 2), 5, rng)],), {}, "int_dim1_2d")
+    yield SampleInput(T((4, 5)), ([_index((3,), 4, rng), _index((3,), 5, rng)],), {}, "two_ints")
+    yield SampleInput(T((4, 5)), ([_index((3,), 4, rng, low=-4)],), {}, "negative")
+    yield SampleInput(T((4, 5), "sliced"), ([_mask((4, 5), rng)],), {}, "bool_full")
+    yield SampleInput(T((4, 5)), ([_mask((4,), rng)],), {}, "bool_dim0")
+    yield SampleInput(T((4, 5)), ([_index((0,), 4, rng)],), {}, "empty_index")
+
+
+def _ref_index(x: np.ndarray, indices: list) -> np.ndarray:
+    idx = tuple(slice(None) if i is None else i for i in indices)
+    return x[idx]
+
+
+def _index_put_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    perm = backend_sdk.from_numpy(rng.permutation(4)[:3].astype(np.int64))
+    for acc in (False, True):
+        yield SampleInput(T((4, 5)), ([perm], T((3, 5)), acc), {}, f"rows_acc{acc}")
+        yield SampleInput(T((4, 5), "transposed"), ([perm], T((5,)), acc), {}, f"broadcast_values_acc{acc}")
+        yield SampleInput(T((4, 5)), ([_mask((4, 5), rng)], T(()), acc), {}, f"bool_mask_acc{acc}")
+    dup = backend_sdk.from_numpy(np.array([1, 1, 3], np.int64))
+    yield SampleInput(T((4, 5)), ([dup], T((3, 5)), True), {}, "duplicates_accumulate")
+    yield SampleInput(T((4, 5)), ([perm, perm], T((3,)), False), {}, "two_indices")
+
+
+def _ref_index_put(x: np.ndarray, indices: list, values: np.ndarray, accumulate: bool = False) -> np.ndarray:
+    out = np.array(x, copy=True)
+    idx = tuple(slice(None) if i is None else i for i in indices)
+    if accumulate:
+        if out.dtype == np.bool_:
+            tmp = out.astype(np.int64)
+            np.add.at(tmp, idx, np.broadcast_to(values, out[idx].shape).astype(np.int64))
+            return tmp.astype(bool)
+        np.add.at(out, idx, np.broadcast_to(values, out[idx].shape).astype(out.dtype))
+    else:
+        out[idx] = values
+    return out
+
+
+def _masked_select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (_mask((3, 4), rng),), {}, "same")
+    yield SampleInput(T((3, 4), "transposed"), (_mask((4,), rng),), {}, "broadcast_mask")
+    yield SampleInput(T((4,)), (_mask((3, 4), rng),), {}, "broadcast_self")
+    yield SampleInput(T(()), (_mask((), rng),), {}, "0d")
+
+
+def _ref_masked_select(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    x, mask = np.broadcast_arrays(x, mask)
+    return x[mask]
+
+
+def _take_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (_index((2, 3), 12, rng),), {}, "2d_index")
+    yield SampleInput(T((3, 4), "transposed"), (_index((5,), 12, rng, low=-12),), {}, "negative_transposed")
+    yield SampleInput(T(()), (_index((2,), 1, rng),), {}, "0d")
+
+
+def _nonzero_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4), low=-1, high=1), (), {}, "2d")
+    yield SampleInput(T((2, 3, 4), "transposed", low=-1, high=1), (), {}, "3d_transposed")
+    yield SampleInput(T((), low=1, high=1), (), {}, "0d")
+    yield SampleInput(T((0, 3)), (), {}, "empty")
+
+
+def _unbind_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (), {}, "dim0")
+    yield SampleInput(T((3, 4), "transposed"), (1,), {}, "dim1")
+    yield SampleInput(T((0, 2)), (1,), {}, "empty")
+
+
+def _as_strided_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), ([2, 2], [1, 2]), {}, "overlap")
+    yield SampleInput(T((3, 4)), ([2, 3], [4, 1], 1), {}, "offset")
+    yield SampleInput(T((12,)), ([3, 4], [1, 3]), {}, "transposed_view")
+
+
+def _ref_as_strided(x: np.ndarray, size: list, stride: list, storage_offset: int = 0) -> np.ndarray:
+    flat = np.ascontiguousarray(x).reshape(-1)
+    idx = storage_offset + sum(np.indices(size)[i] * stride[i] for i in range(len(size))) if size else storage_offset
+    return flat[idx]
+
+
+def _make_shape_ops() -> list[OpInfo]:
+    A = ALL_DTYPES
+    V = ("functional", "method")
+    return [
+        OpInfo("cat", _S(_cat_samples), _ovl("cat", ""), A,
+               lambda ts, dim=0: np.concatenate([t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)], axis=dim),
+               ("functional",), True, result_dtype=lambda s: s.input[0].dtype, category="shape"),
+        OpInfo("stack", _S(_stack_samples), _ovl("stack", ""), A, lambda ts, dim=0: np.stack(ts, axis=dim),
+               ("functional",), True, category="shape"),
+        OpInfo("split", _S(_split_samples), _ovl("split", ".Tensor"), A, _ref_split, V, True, category="shape"),
+        OpInfo("split_with_sizes", _S(_split_sizes_samples), _ovl("split_with_sizes", ""), A, _ref_split_sizes, V,
+               True, category="shape"),
+        OpInfo("chunk", _S(_chunk_samples), _ovl("chunk", ""), A, _ref_chunk, V, True, category="shape"),
+        OpInfo("unbind", _S(_unbind_samples), _ovl("unbind", ".int"), A,
+               lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)), V, True, category="shape"),
+        OpInfo("flatten", _S(_flatten_samples), _ovl("flatten", ".using_ints"), A, _ref_flatten, V, True,
+               category="shape"),
+        OpInfo("reshape", _S(_reshape_samples), _ovl("view", ""), A, lambda x, shape: np.reshape(x, shape),
+               ("method",), True, op=lambda x, shape: x.reshape(shape), category="shape"),
+        OpInfo("view", _S(_view_samples), _ovl("view", ""), A, lambda x, size: np.reshape(x, size), V, True,
+               category="shape"),
+        OpInfo("as_strided", _S(_as_strided_samples), _ovl("as_strided", ""), A, _ref_as_strided, V, True,
+               category="shape"),
+        OpInfo("permute", _S(_permute_samples), (), A, lambda x, dims: np.transpose(x, dims) if x.ndim else x,
+               ("method",), True, op=lambda x, dims: x.permute(dims), category="shape",
+               doc="Tensor.permute is a Python view (as_strided semantics)"),
+        OpInfo("transpose", _S(_transpose_samples), (), A,
+               lambda x, a, b: np.swapaxes(x, a, b) if x.ndim else x, ("method",), True,
+               op=lambda x, a, b: x.transpose(a, b), category="shape"),
+        OpInfo("t", _S(_t_samples), _ovl("t", ""), A, lambda x: x.T, V, True, category="shape"),
+        OpInfo("squeeze", _S(_squeeze_samples), (), A, _ref_squeeze, ("method",), True,
+               op=lambda x, *a: x.squeeze(*a), category="shape"),
+        OpInfo("unsqueeze", _S(_unsqueeze_samples), (), A, lambda x, d: np.expand_dims(x, d), ("method",), True,
+               op=lambda x, d: x.unsqueeze(d), category="shape"),
+        OpInfo("expand", _S(_expand_samples), (), A,
+               lambda x, *size: np.broadcast_to(x, tuple(x.shape[i - (len(size) - x.ndim)] if s == -1 else s
+                                                         for i, s in enumerate(size))),
+               ("method",), True, op=lambda x, *size: x.expand(*size), category="shape"),
+        OpInfo("repeat", _S(_repeat_samples), _ovl("repeat", ""), A, _ref_repeat, ("method",), True,
+               op=lambda x, r: x.repeat(r), category="shape"),
+        OpInfo("flip", _S(_flip_samples), _ovl("flip", "", ".out"), A,
+               lambda x, dims: np.flip(x, tuple(dims)) if dims else x.copy(), ("functional", "out", "method"), True,
+               category="shape"),
+        OpInfo("gather", _S(_gather_samples), _ovl("gather", "", ".out"), A, _ref_gather,
+               ("functional", "out", "method"), True, category="indexing"),
+        OpInfo("scatter", _S(_scatter_samples("src")), _ovl("scatter", ".src", "_.src", ".src_out"), A,
+               _ref_scatter, VARIANTS, True, category="indexing", variant_name="src"),
+        OpInfo("scatter", _S(_scatter_samples("value")), _ovl("scatter", ".value", "_.value", ".value_out"), A,
+               _ref_scatter, VARIANTS, True, category="indexing", variant_name="value"),
+        OpInfo("scatter", _S(_scatter_samples("reduce")), _ovl("scatter", ".reduce", "_.reduce", ".reduce_out"),
+               A, _ref_scatter, VARIANTS, category="indexing", variant_name="reduce"),
+        OpInfo("scatter", _S(_scatter_samples("value_reduce")),
+               _ovl("scatter", ".value_reduce", "_.value_reduce", ".value_reduce_out"), A, _ref_scatter,
+               VARIANTS, category="indexing", variant_name="value_reduce"),
+        OpInfo("scatter_add", _S(_scatter_samples("add")), _ovl("scatter_add", "", "_", ".out"), A,
+               lambda x, d, i, s: _ref_scatter(x, d, i, s, add=True), VARIANTS, True,
+               atol={"float16": 1e-2, "bfloat16": 5e-2}, category="indexing"),
+        OpInfo("index_select", _S(_index_select_samples), _ovl("index_select", "", ".out"), A, _ref_index_select,
+               ("functional", "out", "method"), True, category="indexing"),
+        OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar"), A,
+               _ref_masked_fill, ("functional", "inplace", "method"), True, category="indexing"),
+        OpInfo("index", _S(_index_samples), _ovl("index", ".Tensor", ".Tensor_out"), A, _ref_index,
+               ("functional", "out"), True, op=backend_sdk.ops.aten.index, category="indexing"),
+        OpInfo("index_put", _S(_index_put_samples), _ovl("index_put", "", "_"), A, _ref_index_put,
+               ("functional", "inplace", "method"), True, category="indexing"),
+        OpInfo("masked_select", _S(_masked_select_samples), _ovl("masked_select", "", ".out"), A,
+               _ref_masked_select, ("functional", "out", "method"), True, category="indexing"),
+        OpInfo("take", _S(_take_samples), _ovl("take", "", ".out"), A,
+               lambda x, i: np.ravel(x)[i] if x.ndim else np.broadcast_to(x, i.shape).copy(),
+               ("functional", "out", "method"), True, category="indexing"),
+        OpInfo("nonzero", _S(_nonzero_samples), _ovl("nonzero", "", ".out"), A,
+               lambda x: np.argwhere(x).astype(np.int64) if x.ndim else np.zeros((int(bool(x)), 0), np.int64),
+               ("functional", "out", "method"), category="indexing", result_dtype=lambda s: _C.int64),
+        OpInfo("nonzero", _S(_nonzero_samples), _ovl("nonzero_numpy", "", "") + _ovl("where", ""), A,
+               lambda x: tuple(np.nonzero(np.atleast_1d(x))), ("functional",),
+               op=lambda x: backend_sdk.nonzero(x, as_tuple=True), category="indexing", variant_name="as_tuple"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversion and copies
+# ---------------------------------------------------------------------------------------------
+def _to_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for target in ALL_DTYPES:
+        yield SampleInput(T((3, 4), "transposed", low=0 if target == _C.uint8 else None), (target,), {},
+                          f"to_{dtype_name(target)}")
+    yield SampleInput(T(()), (_C.float64,), {}, "0d")
+    yield SampleInput(T((0, 3)), (_C.int32,), {}, "empty")
+
+
+def _ref_astype(x: np.ndarray, dtype: Any = None, **kw: Any) -> np.ndarray:
+    x = np.asarray(x)
+    if dtype is None:
+        return x.copy()
+    if np.dtype(dtype).kind in "iu" and x.dtype.kind == "f":
+        x = np.trunc(x)
+    if np.dtype(dtype) == np.bool_:
+        return x != 0
+    return x.astype(np.float32 if dtype == np.dtype(np.float16) or str(dtype) == "bfloat16" else dtype)
+
+
+def _clone_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for shape, layout in shapes_unary():
+        yield SampleInput(T(shape, layout), (), {}, f"{layout}_{shape}")
+
+
+def _copy_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for src_dtype in ALL_DTYPES:
+        src = make_tensor((3, 4), src_dtype, rng, low=0 if dtype == _C.uint8 else -9, high=9)
+        yield SampleInput(T((4, 3), "transposed").transpose(0, 1).transpose(0, 1) if False else T((3, 4), "transposed"),
+                          (src,), {}, f"from_{dtype_name(src_dtype)}")
+    yield SampleInput(T((3, 4)), (make_tensor((4,), dtype, rng),), {}, "broadcast")
+    yield SampleInput(T((3, 4), "sliced"), (make_tensor((), _C.float64, rng, low=0, high=5),), {}, "0d_src")
+
+
+def _ref_copy(x: np.ndarray, src: np.ndarray, non_blocking: bool = False) -> np.ndarray:
+    return np.broadcast_to(_ref_astype(src, x.dtype), x.shape).copy()
+
+
+def _fill_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    v = True if dtype == _C.bool else 3
+    yield SampleInput(T((3, 4), "transposed"), (v,), {}, "scalar")
+    yield SampleInput(T(()), (v,), {}, "0d")
+
+
+def _make_conversion_ops() -> list[OpInfo]:
+    A = ALL_DTYPES
+    return [
+        OpInfo("to", _S(_to_samples), _ovl("to", ".dtype", ".dtype_layout", ".other", ".device") + ("aten::_to_copy",),
+               A, _ref_astype, ("method",), True, op=lambda x, d: x.to(d), result_dtype=lambda s: s.args[0],
+               category="conversion"),
+        OpInfo("_to_copy", _S(_to_samples), _ovl("_to_copy", ""), A, _ref_astype, ("functional",), True,
+               op=lambda x, d: backend_sdk.ops.aten._to_copy(x, dtype=d), result_dtype=lambda s: s.args[0],
+               category="conversion"),
+        OpInfo("clone", _S(_clone_samples), _ovl("clone", ""), A, lambda x: np.array(x, copy=True),
+               ("functional", "method"), True, result_dtype=_rt_same, category="conversion"),
+        OpInfo("contiguous", _S(_clone_samples), _ovl("clone", ""), A, lambda x: np.array(x, copy=True),
+               ("method",), True, op=lambda x: x.contiguous(), result_dtype=_rt_same, category="conversion"),
+        OpInfo("copy_", _S(_copy_samples), _ovl("copy_", ""), A, _ref_copy, ("functional",), True,
+               op=lambda x, src: x.copy_(src), result_dtype=_rt_same, category="conversion",
+               doc="type promotion on copy: any source dtype into any destination dtype"),
+        OpInfo("fill_", _S(_fill_samples), _ovl("fill_", ".Scalar"), A,
+               lambda x, v: np.full_like(x, np.asarray(v)), ("functional",), op=lambda x, v: x.fill_(v),
+               result_dtype=_rt_same, category="conversion"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Factories (deterministic) and random operators
+# ---------------------------------------------------------------------------------------------
+def _factory_samples(kind: str) -> SampleFunc:
+    def gen(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+        kw = {"dtype": dtype}
+        if kind in ("empty", "zeros", "ones"):
+            for size in ((2, 3), (), (0, 4)):
+                yield SampleInput(size, (), dict(kw), f"size{size}")
+        elif kind == "empty_strided":
+            yield SampleInput((2, 3), ((1, 2),), dict(kw), "transposed")
+            yield SampleInput((2, 3), ((4, 1),), dict(kw), "padded")
+        elif kind == "full":
+            v = True if dtype == _C.bool else 3
+            for size in ((2, 3), ()):
+                yield SampleInput(size, (v,), dict(kw), f"size{size}")
+        elif kind == "arange":
+            hi = 2 if dtype == _C.bool else 10
+            yield SampleInput(hi, (), dict(kw), "end")
+            yield SampleInput(1, (hi, 2) if dtype != _C.bool else (2, 1), dict(kw), "start_end_step")
+            if dtype in FLOATING:
+                yield SampleInput(0.5, (3.0, 0.25), dict(kw), "float_step")
+            yield SampleInput(0, (0,), dict(kw), "empty")
+        elif kind == "linspace":
+            for start, end, steps in ((0, 10, 5), (-1.0, 1.0, 7), (3, 3, 1), (0, 1, 0)):
+                if dtype in INTEGRAL_AND_BOOL and isinstance(start, float):
+                    continue
+                yield SampleInput(start, (end, steps), dict(kw), f"{start}_{end}_{steps}")
+        elif kind == "eye":
+            yield SampleInput(3, (), dict(kw), "n")
+            yield SampleInput(2, (4,), dict(kw), "n_m")
+            yield SampleInput(0, (), dict(kw), "empty")
+    return gen
+
+
+def _ref_linspace(start: Any, end: Any, steps: int, dtype: Any = None) -> np.ndarray:
+    r = np.linspace(start, end, steps, dtype=np.float64)
+    if dtype is not None and np.dtype(dtype).kind in "iub":
+        r = np.trunc(r)
+    return r
+
+
+def _make_factory_ops() -> list[OpInfo]:
+    A = ALL_DTYPES
+    F = ("functional",)
+    fac = "factory"
+    return [
+        OpInfo("empty", _factory_samples("empty"), _ovl("empty", ".memory_format"), A, None, F,
+               op=lambda size, **kw: backend_sdk.empty(*size, **kw), category=fac,
+               doc="values are undefined: only metadata is compared"),
+        OpInfo("empty_strided", _factory_samples("empty_strided"), _ovl("empty_strided", ""), A, None, F,
+               op=lambda size, stride, **kw: backend_sdk.empty_strided(size, stride, **kw), category=fac),
+        OpInfo("zeros", _factory_samples("zeros"), (), A, lambda size, dtype=None: np.zeros(size), F,
+               op=lambda size, **kw: backend_sdk.zeros(*size, **kw), result_dtype=lambda s: s.kwargs["dtype"],
+               category=fac),
+        OpInfo("ones", _factory_samples("ones"), (), A, lambda size, dtype=None: np.ones(size), F,
+               op=lambda size, **kw: backend_sdk.ones(*size, **kw), result_dtype=lambda s: s.kwargs["dtype"],
+               category=fac),
+        OpInfo("full", _factory_samples("full"), (), A, lambda size, v, dtype=None: np.full(size, v), F,
+               op=lambda size, v, **kw: backend_sdk.full(size, v, **kw), result_dtype=lambda s: s.kwargs["dtype"],
+               category=fac),
+        OpInfo("arange", _factory_samples("arange"), (), NUMERIC,
+               lambda *a, dtype=None: np.arange(*a, dtype=np.float64), F, op=backend_sdk.arange,
+               result_dtype=lambda s: s.kwargs["dtype"], category=fac),
+        OpInfo("linspace", _factory_samples("linspace"), _ovl("linspace", "", ".out"), NUMERIC, _ref_linspace,
+               ("functional", "out"), op=backend_sdk.ops.aten.linspace, result_dtype=lambda s: s.kwargs["dtype"],
+               category=fac),
+        OpInfo("eye", _factory_samples("eye"), _ovl("eye", "", ".m", ".out", ".m_out"), A,
+               lambda n, m=None, dtype=None: np.eye(n, m), ("functional", "out"), op=backend_sdk.ops.aten.eye,
+               result_dtype=lambda s: s.kwargs["dtype"], category=fac),
+    ]
+
+
+def _random_samples(kind: str) -> SampleFunc:
+    """Random ops: the first argument is a size or a tensor; values are checked for determinism
+    under manual_seed and for their range, not against a reference."""
+    def gen(op: OpInfo, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+        if kind == "size":
+            for size in ([64], [4, 5], [], [0, 3]):
+                yield SampleInput(size, (), {"dtype": dtype}, f"size{size}")
+        elif kind == "randint":
+            for size in ([64], [4, 5], [0]):
+                yield SampleInput(2 if dtype == _C.bool else 10, (size,), {"dtype": dtype}, f"high_size{size}")
+            yield SampleInput(0 if dtype in (_C.uint8, _C.bool) else -5, (2 if dtype == _C.bool else 5, [32]),
+                              {"dtype": dtype}, "low_high")
+        elif kind == "like":
+            for shape, layout in (((64,), "contiguous"), ((4, 5), "transposed"), ((), "contiguous")):
+                yield SampleInput(make_tensor(shape, dtype, rng, layout=layout), (), {}, f"{layout}_{shape}")
+        elif kind == "randint_like":
+            for shape, layout in (((64,), "contiguous"), ((4, 5), "transposed")):
+                yield SampleInput(make_tensor(shape, dtype, rng, layout=layout), (2 if dtype == _C.bool else 10,), {},
+                                  f"{layout}_{shape}")
+        elif kind == "inplace":
+            for shape, layout in (((64,), "contiguous"), ((4, 5), "transposed"), ((4, 6), "sliced"), ((), "contiguous")):
+                yield SampleInput(make_tensor(shape, dtype, rng, layout=layout), (), {}, f"{layout}_{shape}")
+        elif kind == "bernoulli_tensor":
+            for shape, layout in (((64,), "contiguous"), ((4, 5), "transposed")):
+                p = make_tensor(shape, dtype, rng, low=0, high=1, layout=layout)
+                yield SampleInput(p, (), {}, f"{layout}_{shape}")
+        elif kind == "normal":
+            yield SampleInput(make_tensor((64,), dtype, rng), (2.0,), {}, "Tensor_float")
+            yield SampleInput(make_tensor((4, 5), dtype, rng, layout="transposed"),
+                              (make_tensor((4, 5), dtype, rng, low=0.5, high=2),), {}, "Tensor_Tensor")
+    return gen
+
+
+def _make_random_ops() -> list[OpInfo]:
+    F = FLOATING
+    R = "random"
+    inplace = ("method",)
+    return [
+        OpInfo("rand", _random_samples("size"), _ovl("rand", "", ".generator", ".out", ".generator_out"), F, None,
+               ("functional", "out"), random=True, category=R, doc="values in [0, 1)"),
+        OpInfo("randn", _random_samples("size"), _ovl("randn", "", ".generator", ".out", ".generator_out"), F, None,
+               ("functional", "out"), random=True, category=R),
+        OpInfo("randint", _random_samples("randint"),
+               _ovl("randint", "", ".generator", ".low", ".low_generator", ".out", ".generator_out", ".low_out",
+                    ".low_generator_out"), NUMERIC, None, ("functional",), random=True, category=R),
+        OpInfo("rand_like", _random_samples("like"), _ovl("rand_like", "", ".generator"), F, None, ("functional",),
+               random=True, category=R),
+        OpInfo("randn_like", _random_samples("like"), _ovl("randn_like", "", ".generator"), F, None, ("functional",),
+               random=True, category=R),
+        OpInfo("randint_like", _random_samples("randint_like"),
+               _ovl("randint_like", "", ".generator", ".low_dtype", ".low_generator_dtype"), NUMERIC, None,
+               ("functional",), random=True, category=R),
+        OpInfo("normal_", _random_samples("inplace"), _ovl("normal_", ""), F, None, inplace, random=True, category=R),
+        OpInfo("uniform_", _random_samples("inplace"), _ovl("uniform_", ""), F, None, inplace, random=True, category=R),
+        OpInfo("bernoulli_", _random_samples("inplace"), _ovl("bernoulli_", ".float", ".Tensor"), ALL_DTYPES, None,
+               inplace, random=True, category=R),
+        OpInfo("random_", _random_samples("inplace"), _ovl("random_", "", ".from", ".to"), ALL_DTYPES, None, inplace,
+               random=True, category=R),
+        OpInfo("exponential_", _random_samples("inplace"), _ovl("exponential_", ""), F, None, inplace, random=True,
+               category=R),
+        OpInfo("bernoulli", _random_samples("bernoulli_tensor"), _ovl("bernoulli", "", ".out", ".p"), F, None,
+               ("functional", "out", "method"), random=True, category=R),
+        OpInfo("normal", _random_samples("normal"),
+               _ovl("normal", ".Tensor_float", ".Tensor_Tensor", ".float_Tensor", ".float_float"), F, None,
+               ("functional",), random=True, category=R),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Losses
+# ---------------------------------------------------------------------------------------------
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduce_loss(v: np.ndarray, reduction: str) -> np.ndarray:
+    return v if reduction == "none" else np.mean(v) if reduction == "mean" else np.sum(v)
+
+
+def _mse_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(T((3, 4)), (T((3, 4), "transposed"),), {"reduction": red}, f"{red}")
+    yield SampleInput(T(()), (T(()),), {}, "0d")
+    yield SampleInput(T((3, 4), "sliced"), (T((4,)),), {"reduction": "sum"}, "broadcast_target")
+
+
+def _nll_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(T((5, 4), low=-3, high=0), (_index((5,), 4, rng),), {"reduction": red}, red)
+    yield SampleInput(T((5, 4), "transposed", low=-3, high=0), (_index((5,), 4, rng),),
+                      {"weight": T((4,), low=0.5, high=2)}, "weight")
+    tgt = backend_sdk.from_numpy(np.array([0, 3, -100, 1, 2], np.int64))
+    yield SampleInput(T((5, 4), low=-3, high=0), (tgt,), {"ignore_index": -100}, "ignore_index")
+    yield SampleInput(T((4,), low=-3, high=0), (_index((), 4, rng),), {}, "unbatched")
+    yield SampleInput(T((2, 4, 3), low=-3, high=0), (_index((2, 3), 4, rng),), {"reduction": "none"}, "nd")
+
+
+def _ref_nll(x: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None, reduction: str = "mean",
+             ignore_index: int = -100, label_smoothing: float = 0.0) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    if x.ndim == 1:
+        x, target = x[None], np.asarray(target)[None]
+        squeeze = True
+    else:
+        squeeze = False
+    x = np.moveaxis(x, 1, -1)  # (N, ..., C)
+    c = x.shape[-1]
+    w = np.ones(c) if weight is None else np.asarray(weight, np.float64)
+    t = np.asarray(target)
+    valid = t != ignore_index
+    tc = np.where(valid, t, 0)
+    picked = np.take_along_axis(x, tc[..., None], axis=-1)[..., 0]
+    wt = np.where(valid, w[tc], 0.0)
+    loss = -picked * wt
+    if reduction == "none":
+        return loss[0] if squeeze else loss
+    if reduction == "sum":
+        return np.sum(loss)
+    return np.sum(loss) / np.sum(wt)
+
+
+def _ref_cross_entropy(x: np.ndarray, target: np.ndarray, weight: Any = None, reduction: str = "mean",
+                       ignore_index: int = -100, label_smoothing: float = 0.0) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    d = 0 if x.ndim == 1 else 1
+    m = np.max(x, axis=d, keepdims=True)
+    logp = x - m - np.log(np.sum(np.exp(x - m), axis=d, keepdims=True))
+    return _ref_nll(logp, target, weight, reduction, ignore_index)
+
+
+def _make_loss_ops() -> list[OpInfo]:
+    import backend_sdk.nn.functional as F
+
+    tol = {"float16": 1e-2, "bfloat16": 5e-2}
+    return [
+        OpInfo("mse_loss", _S(_mse_samples), _ovl("mse_loss", ""), FLOATING,
+               lambda a, b, reduction="mean": _reduce_loss((np.asarray(a, np.float64) - b) ** 2, reduction),
+               ("functional",), True, tol, tol, op=F.mse_loss, result_dtype=_rt_same, category="loss"),
+        OpInfo("nll_loss", _S(_nll_samples), _ovl("nll_loss", "", "_nd", "_forward", "_forward.output"), FLOATING,
+               _ref_nll, ("functional",), True, tol, tol, op=F.nll_loss, result_dtype=_rt_same, category="loss"),
+        OpInfo("cross_entropy", _S(_nll_samples), _ovl("cross_entropy_loss", ""), FLOATING, _ref_cross_entropy,
+               ("functional",), True, tol, tol, op=F.cross_entropy, result_dtype=_rt_same, category="loss"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
 # Registry
 # ---------------------------------------------------------------------------------------------
 def _build() -> list[OpInfo]:
@@ -895,12 +1649,27 @@ def _build() -> list[OpInfo]:
     ops.append(OpInfo("where", _where_samples, _ovl("where", ".self", ".self_out", ".ScalarSelf", ".ScalarOther"),
                       ALL_DTYPES, lambda c, a, b: np.where(c, a, b), ("functional",),
                       True, result_dtype=lambda s: result_type(*s.args), category="ternary"))
+    ops.append(OpInfo("where", _where_scalar_samples, _ovl("where", ".Scalar"), (_C.bool,),
+                      lambda c, a, b: np.where(c, a, b), ("functional",), result_dtype=lambda s: result_type(*s.args),
+                      category="ternary", variant_name="scalars", check_unsupported_dtypes=False))
     ops.append(OpInfo("clamp", _clamp_samples, _ovl("clamp", "", "_", ".out", ".Tensor", "_.Tensor", ".Tensor_out"),
                       NUMERIC, _ref_clamp, VARIANTS, True, result_dtype=_rt_same, category="ternary",
                       check_unsupported_dtypes=False))
     ops += _make_unary_ops()
+    ops.append(OpInfo("linalg_vector_norm", _vector_norm_samples, _ovl("linalg_vector_norm", "", ".out"), FLOATING,
+                      lambda x, ord=2, dim=None, keepdim=False: _ref_norm(x, ord, dim, keepdim),
+                      ("functional", "out"), True, {"float16": 1e-2, "bfloat16": 5e-2}, {"float16": 1e-2, "bfloat16": 5e-2},
+                      result_dtype=_rt_same, category="reduction"))
+    ops.append(OpInfo("resize_", _resize_samples, _ovl("resize_", ""), ALL_DTYPES,
+                      lambda x, size: np.ravel(x)[:int(np.prod(size))].reshape(size), ("functional",),
+                      op=lambda x, size: x.resize_(size), result_dtype=_rt_same, category="shape", doc="shrinking a contiguous tensor keeps its prefix"))
     ops += _make_reduction_ops()
     ops += _make_linalg_ops()
+    ops += _make_shape_ops()
+    ops += _make_conversion_ops()
+    ops += _make_factory_ops()
+    ops += _make_random_ops()
+    ops += _make_loss_ops()
     return ops
 
 

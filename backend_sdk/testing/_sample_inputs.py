@@ -41,9 +41,15 @@ _NUMPY = {
 }
 
 
+_NAMES: dict = {}
+
+
 def dtype_name(dtype: Any) -> str:
     """'float32' for backend_sdk.float32."""
-    return str(dtype).split(".")[-1]
+    name = _NAMES.get(dtype)
+    if name is None:
+        name = _NAMES[dtype] = str(dtype).split(".")[-1]
+    return name
 
 
 def numpy_dtype(dtype: Any) -> np.dtype:

@@ -135,7 +135,10 @@ Tensor log_softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarTyp
 }
 
 Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  Tensor x = floating_input("logsumexp", self, std::nullopt);
+  // As PyTorch: integral and bool inputs give a result of the default floating dtype.
+  Tensor x = floating_input("logsumexp", self,
+                            is_integral_type(self.dtype(), /*include_bool=*/true) ? std::optional<ScalarType>(default_dtype())
+                                                                                 : std::nullopt);
   Tensor m = amax_keep(x, dims);
   // An infinite max (all -inf, or +inf present) would give inf - inf = nan: shift by 0 there.
   static const auto where = op<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::where.self");
