@@ -1187,6 +1187,9 @@ def _masked_fill_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> I
     yield SampleInput(T((3, 4), "transposed"), (_mask((4,), rng), v), {}, "broadcast_mask")
     yield SampleInput(T((3, 4)), (_mask((), rng), v), {}, "0d_mask")
     yield SampleInput(T(()), (_mask((), rng), v), {}, "0d")
+    yield SampleInput(T((3, 4)), (_mask((3, 4), rng), backend_sdk.tensor(v, dtype=dtype)), {}, "0d_tensor_value")
+    yield SampleInput(T((3, 4), "sliced"), (_mask((4,), rng), backend_sdk.tensor(2.5 if dtype in FLOATING else 1)), {},
+                      "0d_tensor_value_other_dtype")
 
 
 def _ref_masked_fill(x: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
@@ -1335,7 +1338,7 @@ def _make_shape_ops() -> list[OpInfo]:
                atol={"float16": 1e-2, "bfloat16": 5e-2}, category="indexing"),
         OpInfo("index_select", _S(_index_select_samples), _ovl("index_select", "", ".out"), A, _ref_index_select,
                ("functional", "out", "method"), True, category="indexing"),
-        OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar"), A,
+        OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar", ".Tensor", "_.Tensor"), A,
                _ref_masked_fill, ("functional", "inplace", "method"), True, category="indexing"),
         OpInfo("index", _S(_index_samples), _ovl("index", ".Tensor", ".Tensor_out"), A, _ref_index,
                ("functional", "out"), True, op=backend_sdk.ops.aten.index, category="indexing"),

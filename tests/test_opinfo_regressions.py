@@ -1,0 +1,94 @@
+"""Regression tests for the kernel bugs the OpInfo tests found (each also covered by the OpInfo
+sweep; these pin the exact behaviour and error texts)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import backend_sdk
+from backend_sdk import _C
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.float32])
+@pytest.mark.parametrize("view", ["sliced", "transposed"])
+def test_sum_with_accumulation_dtype_of_non_contiguous_input(dtype, view) -> None:
+    """sum/prod/mean reduce a converted contiguous copy: the plan must be made for the copy's strides."""
+    a = (np.arange(24) % 7 - 3).astype(dtype).reshape(3, 8)
+    x = backend_sdk.from_numpy(a)
+    xv, av = (x[:, ::2], a[:, ::2]) if view == "sliced" else (x.t(), a.T)
+    assert backend_sdk.sum(xv).item() == int(av.astype(np.int64).sum())
+    np.testing.assert_array_equal(backend_sdk.sum(xv, [1]).numpy(), av.astype(np.int64).sum(1))
+    np.testing.assert_allclose(backend_sdk.sum(xv, [0], dtype=backend_sdk.float64).numpy(), av.astype(np.float64).sum(0))
+    np.testing.assert_allclose(backend_sdk.prod(xv, 1, dtype=backend_sdk.float64).numpy(), av.astype(np.float64).prod(1))
+    if dtype == np.float32:
+        np.testing.assert_allclose(backend_sdk.mean(xv, [1], dtype=backend_sdk.float64).numpy(), av.mean(1))
+
+
+def test_matmul_empty_batch_broadcasts_to_zero() -> None:
+    r = backend_sdk.matmul(backend_sdk.ones(0, 3, 4), backend_sdk.ones(4, 2))
+    assert tuple(r.shape) == (0, 3, 2)
+    r = backend_sdk.matmul(backend_sdk.ones(0, 3, 4), backend_sdk.ones(1, 4, 2))
+    assert tuple(r.shape) == (0, 3, 2)
+    m = backend_sdk.matmul(backend_sdk.empty(0, 3, 4, device="meta"), backend_sdk.empty(4, 2, device="meta"))
+    assert tuple(m.shape) == (0, 3, 2)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_extremum_of_bool_is_a_type_error(name) -> None:
+    x = backend_sdk.tensor([True, False])
+    with pytest.raises(TypeError, match=rf"{name}: \"{name}_cpu\" not implemented for 'Bool'"):
+        getattr(backend_sdk, name)(x)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+def test_logsumexp_of_integral_input_is_default_float(dtype) -> None:
+    a = np.array([[1, 0, 1], [0, 1, 1]]).astype(dtype)
+    r = backend_sdk.logsumexp(backend_sdk.from_numpy(a), [1])
+    assert r.dtype == backend_sdk.get_default_dtype()
+    np.testing.assert_allclose(r.numpy(), np.log(np.exp(a.astype(np.float64)).sum(1)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["mm", "bmm", "addmm", "addmm_"])
+def test_out_and_inplace_matrix_products_have_meta_kernels(op) -> None:
+    q = {"mm": "aten::mm.out", "bmm": "aten::bmm.out", "addmm": "aten::addmm.out", "addmm_": "aten::addmm_"}[op]
+    assert "missing" not in [line for line in _C._dispatch_dump_table(q).splitlines() if line.startswith("Meta:")][0]
+    meta = lambda *s: backend_sdk.empty(*s, device="meta")  # noqa: E731
+    if op == "mm":
+        out = meta(0)
+        assert backend_sdk.mm(meta(2, 3), meta(3, 4), out=out) is out and tuple(out.shape) == (2, 4)
+        with pytest.raises(ValueError, match="mm"):
+            backend_sdk.mm(meta(2, 3), meta(4, 4), out=meta(2, 4))
+    elif op == "bmm":
+        out = meta(5, 2, 4)
+        assert backend_sdk.bmm(meta(5, 2, 3), meta(5, 3, 4), out=out) is out
+    elif op == "addmm":
+        out = meta(2, 4)
+        assert backend_sdk.addmm(meta(4), meta(2, 3), meta(3, 4), out=out) is out
+    else:
+        s = meta(2, 4)
+        assert s.addmm_(meta(2, 3), meta(3, 4)) is s
+        with pytest.raises(ValueError, match="addmm_"):
+            meta(4).addmm_(meta(2, 3), meta(3, 4))
+
+
+def test_normal_with_tensor_std_on_meta() -> None:
+    mean, std = backend_sdk.empty(3, 4, device="meta"), backend_sdk.empty(4, device="meta")
+    r = backend_sdk.normal(mean, std)
+    assert r.device.type == "meta" and tuple(r.shape) == (3, 4)
+    with pytest.raises(ValueError, match="normal expects all elements of std >= 0.0"):
+        backend_sdk.normal(backend_sdk.zeros(3), -backend_sdk.ones(3))
+
+
+def test_masked_fill_with_a_0d_tensor_value() -> None:
+    x = backend_sdk.from_numpy(np.arange(6, dtype=np.int64).reshape(2, 3))
+    m = backend_sdk.tensor([True, False, True])
+    r = backend_sdk.masked_fill(x, m, backend_sdk.tensor(2.7))  # value cast to self's dtype
+    assert r.dtype == backend_sdk.int64
+    np.testing.assert_array_equal(r.numpy(), [[2, 1, 2], [2, 4, 2]])
+    assert x.masked_fill_(m, backend_sdk.tensor(-1)) is x
+    np.testing.assert_array_equal(x.numpy(), [[-1, 1, -1], [-1, 4, -1]])
+    with pytest.raises(ValueError, match=r"masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                                         r"with 1 dimension\(s\)\."):
+        backend_sdk.masked_fill(x, m, backend_sdk.ones(3))
+    with pytest.raises(TypeError, match="masked_fill_ only supports boolean masks"):
+        backend_sdk.masked_fill(x, backend_sdk.tensor([1, 0, 1]), backend_sdk.tensor(1))
