@@ -92,3 +92,33 @@ def test_masked_fill_with_a_0d_tensor_value() -> None:
         backend_sdk.masked_fill(x, m, backend_sdk.ones(3))
     with pytest.raises(TypeError, match="masked_fill_ only supports boolean masks"):
         backend_sdk.masked_fill(x, backend_sdk.tensor([1, 0, 1]), backend_sdk.tensor(1))
+
+
+# ---- index_add / index_copy / index_fill (composites over index_put; values are in the OpInfo sweep) ----
+def test_index_add_autograd_goes_through_index_put() -> None:
+    x = backend_sdk.zeros(3, 4, requires_grad=True)
+    s = backend_sdk.ones(2, 4, requires_grad=True)
+    y = backend_sdk.index_add(x, 0, backend_sdk.tensor([0, 2]), s, alpha=3)
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[6] * 4, [0] * 4, [6] * 4])
+    np.testing.assert_array_equal(s.grad.numpy(), np.full((2, 4), 18.0))
+
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda b: b.index_add(b.zeros(3, 4), 0, b.tensor([[0]]), b.ones(1, 4)), ValueError,
+     r"index_add\(\): Index is supposed to be a vector"),
+    (lambda b: b.index_fill(b.zeros(3, 4), 1, b.tensor([0.0]), 1), TypeError,
+     r"index_fill\(\): Expected dtype int32/int64 for index"),
+    (lambda b: b.index_add(b.zeros(3, 4), 0, b.tensor([0]), b.ones(2, 4)), ValueError,
+     r"index_add\(\): Number of indices \(1\) should be equal to source.size\(dim\) \(2\)"),
+    (lambda b: b.index_copy(b.zeros(3, 4), 0, b.tensor([0]), b.ones(1, 4, dtype=b.float64)), TypeError,
+     r"index_copy\(\): self \(float32\) and source \(float64\) must have the same scalar type"),
+    (lambda b: b.index_copy(b.zeros(3, 4), 0, b.tensor([0]), b.ones(4)), ValueError,
+     r"index_copy\(\): When source and destination are not scalars, their dimensionality must match"),
+    (lambda b: b.zeros(3, 4).index_fill_(0, b.tensor([0]), b.ones(2)), ValueError,
+     r"index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension\(s\)\."),
+    (lambda b: b.index_copy(b.zeros(3, 4), 0, b.tensor([0, 5]), b.ones(2, 4)), IndexError, r"5.*size 3"),
+])
+def test_index_func_bad_input(call, kind, message) -> None:
+    with pytest.raises(kind, match=message):
+        call(backend_sdk)

@@ -1167,6 +1167,61 @@ def _ref_scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: s
     return out
 
 
+def _index_func_samples(kind: str) -> Callable:
+    """index_add / index_copy / index_fill: unique indices (a permutation prefix) along each dim,
+    repeated ones for index_add, non-contiguous self and source, 0-d self."""
+    def gen(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+        def perm(n: int, k: int) -> Any:
+            return backend_sdk.from_numpy(rng.permutation(n)[:k].astype(np.int64))
+        def last(shape: tuple, idx: Any, dim: int) -> Any:
+            if kind == "fill":
+                return True if dtype == _C.bool else 3
+            s = list(shape)
+            s[dim] = idx.numel()
+            return T(tuple(s), "sliced")
+        for shape, layout, dim, k in (((4, 5), "contiguous", 0, 3), ((4, 5), "transposed", 1, 2),
+                                      ((2, 3, 4), "contiguous", -1, 4), ((4, 5), "contiguous", 0, 0)):
+            idx = perm(shape[dim], k)
+            yield SampleInput(T(shape, layout), (dim, idx, last(shape, idx, dim)), {}, f"dim{dim}_{layout}_k{k}")
+        if kind == "add":
+            rep = backend_sdk.from_numpy(np.array([1, 1, 3], np.int64))
+            yield SampleInput(T((4, 5)), (0, rep, T((3, 5))), {}, "repeated_indices")
+            if dtype != _C.bool:  # PyTorch: Boolean alpha only for Boolean results
+                yield SampleInput(T((4, 5)), (1, perm(5, 2), T((4, 2))), {"alpha": 2}, "alpha")
+        if kind == "fill":
+            yield SampleInput(T((4, 5)), (1, perm(5, 2), backend_sdk.tensor(1, dtype=dtype)), {}, "0d_tensor_value")
+        idx32 = backend_sdk.from_numpy(np.array([2, 0], np.int32))
+        yield SampleInput(T((4, 5)), (0, idx32, last((4, 5), idx32, 0)), {}, "int32_index")
+        idx0 = backend_sdk.from_numpy(np.array(0, np.int64))
+        yield SampleInput(T(()), (0, idx0, T(()) if kind != "fill" else last((), idx0, 0)), {}, "0d")
+    return gen
+
+
+def _ref_index_func(kind: str) -> Callable:
+    def ref(x: np.ndarray, dim: int, index: np.ndarray, source: Any, alpha: Any = 1) -> np.ndarray:
+        out = np.array(x, copy=True)
+        o = out.reshape(1) if out.ndim == 0 else out
+        d = dim % max(out.ndim, 1)
+        idx = np.atleast_1d(index).astype(np.int64)
+        src = np.asarray(source)
+        src = src.reshape(1) if out.ndim == 0 and src.ndim == 0 and kind != "fill" else src
+        for j, i in enumerate(idx):
+            sl = [slice(None)] * o.ndim
+            sl[d] = i
+            if kind == "fill":
+                o[tuple(sl)] = src
+                continue
+            ssl = [slice(None)] * src.ndim
+            ssl[d] = j
+            v = src[tuple(ssl)]
+            if kind == "add":
+                o[tuple(sl)] = (o[tuple(sl)] | v) if o.dtype == np.bool_ else o[tuple(sl)] + v * alpha
+            else:
+                o[tuple(sl)] = v
+        return out
+    return ref
+
+
 def _index_select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((3, 4)), (1, _index((5,), 4, rng)), {}, "dim1")
     yield SampleInput(T((3, 4), "transposed"), (0, _index((2,), 3, rng)), {}, "dim0_transposed")
@@ -1336,6 +1391,13 @@ def _make_shape_ops() -> list[OpInfo]:
         OpInfo("scatter_add", _S(_scatter_samples("add")), _ovl("scatter_add", "", "_", ".out"), A,
                lambda x, d, i, s: _ref_scatter(x, d, i, s, add=True), VARIANTS, True,
                atol={"float16": 1e-2, "bfloat16": 5e-2}, category="indexing"),
+        OpInfo("index_add", _S(_index_func_samples("add")), _ovl("index_add", "", "_", ".out"), A,
+               _ref_index_func("add"), VARIANTS, True, category="indexing"),
+        OpInfo("index_copy", _S(_index_func_samples("copy")), _ovl("index_copy", "", "_", ".out"), A,
+               _ref_index_func("copy"), VARIANTS, True, category="indexing"),
+        OpInfo("index_fill", _S(_index_func_samples("fill")),
+               _ovl("index_fill", ".int_Scalar", "_.int_Scalar", ".int_Tensor", "_.int_Tensor"), A,
+               _ref_index_func("fill"), ("functional", "inplace", "method"), True, category="indexing"),
         OpInfo("index_select", _S(_index_select_samples), _ovl("index_select", "", ".out"), A, _ref_index_select,
                ("functional", "out", "method"), True, category="indexing"),
         OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar", ".Tensor", "_.Tensor"), A,
