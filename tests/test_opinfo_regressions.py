@@ -122,3 +122,22 @@ def test_index_add_autograd_goes_through_index_put() -> None:
 def test_index_func_bad_input(call, kind, message) -> None:
     with pytest.raises(kind, match=message):
         call(backend_sdk)
+
+
+# ---- scatter_reduce.two (values across dtypes are in the OpInfo sweep) ----
+def test_scatter_reduce_pytorch_docs_example() -> None:
+    src = backend_sdk.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    index = backend_sdk.tensor([0, 1, 0, 1, 2, 1])
+    x = backend_sdk.tensor([1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(x.scatter_reduce(0, index, src, reduce="sum").numpy(), [5, 14, 8, 4])
+    np.testing.assert_array_equal(x.scatter_reduce(0, index, src, reduce="amax", include_self=False).numpy(),
+                                  [3, 6, 5, 4])
+    np.testing.assert_allclose(x.scatter_reduce(0, index, src, reduce="mean").numpy(), [5 / 3, 3.5, 4, 4], rtol=1e-6)
+    y = backend_sdk.tensor([1, 2, 3, 4])
+    assert y.scatter_reduce_(0, index, backend_sdk.tensor([1, 2, 3, 4, 5, 6]), "mean") is y
+    np.testing.assert_array_equal(y.numpy(), [1, 3, 4, 4])  # integral mean floors: 5//3, 14//4, 8//2
+    with pytest.raises(ValueError, match="scatter_reduce\\(\\): reduce argument must be either sum, prod, mean, amax "
+                                         "or amin, got max"):
+        x.scatter_reduce(0, index, src, reduce="max")
+    with pytest.raises(TypeError, match="Expected self.dtype to be equal to src.dtype"):
+        x.scatter_reduce(0, index, src.to(backend_sdk.float64), reduce="sum")

@@ -1222,6 +1222,51 @@ def _ref_index_func(kind: str) -> Callable:
     return ref
 
 
+def _scatter_reduce_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    """Repeated indices (several values per destination) and untouched destinations, every
+    reduce with and without include_self, non-contiguous self and src."""
+    rep = backend_sdk.from_numpy(rng.integers(0, 3, size=(2, 5)).astype(np.int64))  # dim 1 of a (2, 4) self
+    rep0 = backend_sdk.from_numpy(rng.integers(0, 3, size=(3, 4)).astype(np.int64))
+    lo, hi = (-2, 2) if dtype != _C.uint8 else (0, 2)  # products stay in range
+    for red in ("sum", "prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            yield SampleInput(T((2, 4), low=lo, high=hi), (1, rep, T((2, 5), "sliced", low=lo, high=hi), red),
+                              {"include_self": inc}, f"{red}_self{inc}")
+        yield SampleInput(T((4, 4), "transposed", low=lo, high=hi), (0, rep0, T((3, 4), low=lo, high=hi), red), {},
+                          f"{red}_dim0_transposed")
+
+
+def _ref_scatter_reduce(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, reduce: str,
+                        include_self: bool = True) -> np.ndarray:
+    out = np.array(x, copy=True)
+    acc = out.astype(np.float64)
+    count = np.zeros(out.shape, np.int64)
+    for pos in np.ndindex(*index.shape):
+        tgt = list(pos)
+        tgt[dim] = int(index[pos])
+        tgt = tuple(tgt)
+        v = float(src[pos])
+        if not include_self and count[tgt] == 0:
+            acc[tgt] = v
+        elif reduce in ("sum", "mean"):
+            acc[tgt] += v
+        elif reduce == "prod":
+            acc[tgt] *= v
+        elif reduce == "amax":
+            acc[tgt] = max(acc[tgt], v)
+        else:
+            acc[tgt] = min(acc[tgt], v)
+        count[tgt] += 1
+    if reduce == "mean":
+        n = count + (1 if include_self else 0)
+        touched = count > 0
+        if out.dtype.kind in "iub":
+            acc = np.where(touched, np.floor_divide(acc, np.maximum(n, 1)), acc)
+        else:
+            acc = np.where(touched, acc / np.maximum(n, 1), acc)
+    return acc
+
+
 def _index_select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((3, 4)), (1, _index((5,), 4, rng)), {}, "dim1")
     yield SampleInput(T((3, 4), "transposed"), (0, _index((2,), 3, rng)), {}, "dim0_transposed")
@@ -1398,6 +1443,10 @@ def _make_shape_ops() -> list[OpInfo]:
         OpInfo("index_fill", _S(_index_func_samples("fill")),
                _ovl("index_fill", ".int_Scalar", "_.int_Scalar", ".int_Tensor", "_.int_Tensor"), A,
                _ref_index_func("fill"), ("functional", "inplace", "method"), True, category="indexing"),
+        OpInfo("scatter_reduce", _S(_scatter_reduce_samples),
+               _ovl("scatter_reduce", ".two", "_.two", ".two_out"), NUMERIC, _ref_scatter_reduce, VARIANTS,
+               category="indexing", check_unsupported_dtypes=False, variant_name="two",
+               atol={"float16": 1e-2, "bfloat16": 5e-2}, doc="no autograd formula yet"),
         OpInfo("index_select", _S(_index_select_samples), _ovl("index_select", "", ".out"), A, _ref_index_select,
                ("functional", "out", "method"), True, category="indexing"),
         OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar", ".Tensor", "_.Tensor"), A,
