@@ -112,7 +112,8 @@ def _copy(t: backend_sdk.Tensor) -> backend_sdk.Tensor:
 
 
 def _overlapping(t: backend_sdk.Tensor) -> bool:
-    return any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
+    """PyTorch's has_internal_overlap: a stride-0 dim of size > 1 (an empty tensor never overlaps)."""
+    return t.numel() > 0 and any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
 
 
 _prepared_cache: dict = {}

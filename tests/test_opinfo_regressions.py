@@ -141,3 +141,43 @@ def test_scatter_reduce_pytorch_docs_example() -> None:
         x.scatter_reduce(0, index, src, reduce="max")
     with pytest.raises(TypeError, match="Expected self.dtype to be equal to src.dtype"):
         x.scatter_reduce(0, index, src.to(backend_sdk.float64), reduce="sum")
+
+
+def test_inplace_on_an_empty_tensor_with_zero_strides() -> None:
+    """numpy gives an empty (0, 3) array strides (0, 0); PyTorch treats numel-0 tensors as contiguous,
+    so in-place ops on them have no internal overlap."""
+    x = backend_sdk.from_numpy(np.zeros((0, 3), np.float32))
+    assert x.add_(1) is x and tuple(x.shape) == (0, 3)
+    with pytest.raises(ValueError, match="more than one element of the written-to tensor"):
+        backend_sdk.zeros(1, 3).expand(2, 3).add_(1)
+
+
+def test_masked_scatter() -> None:
+    x = backend_sdk.from_numpy(np.zeros((2, 3), np.float32))
+    mask = backend_sdk.tensor([True, False, True])
+    src = backend_sdk.from_numpy(np.arange(1, 7, dtype=np.float32))
+    np.testing.assert_array_equal(x.masked_scatter(mask, src).numpy(), [[1, 0, 2], [3, 0, 4]])
+    assert x.masked_scatter_(mask, src) is x
+    np.testing.assert_array_equal(x.numpy(), [[1, 0, 2], [3, 0, 4]])
+    r = backend_sdk.zeros(3).masked_scatter(backend_sdk.tensor([[True], [False]]), src)  # self broadcast
+    np.testing.assert_array_equal(r.numpy(), [[1, 2, 3], [0, 0, 0]])
+    with pytest.raises(ValueError, match=r"masked_scatter_: Number of elements of source < number of ones in mask"):
+        backend_sdk.zeros(2, 3).masked_scatter_(mask, backend_sdk.ones(3))
+    with pytest.raises(TypeError, match="masked_scatter_ only supports boolean masks"):
+        backend_sdk.zeros(2, 3).masked_scatter_(backend_sdk.tensor([1, 0, 1]), src)
+    with pytest.raises(TypeError, match="expected self and source to have same dtypes but got float32 and float64"):
+        backend_sdk.zeros(2, 3).masked_scatter_(mask, src.to(backend_sdk.float64))
+    with pytest.raises(ValueError, match="does not broadcast to self's shape"):
+        backend_sdk.zeros(3).masked_scatter_(backend_sdk.tensor([[True], [False]]), src)
+    m = backend_sdk.empty(2, 3, device="meta").masked_scatter(mask.to("meta"), src.to("meta"))
+    assert m.device.type == "meta" and tuple(m.shape) == (2, 3)
+
+
+def test_nll_loss2d_checks_shapes() -> None:
+    x = backend_sdk.zeros(2, 4, 3, 5)
+    t = backend_sdk.zeros(2, 3, 5, dtype=backend_sdk.int64)
+    assert backend_sdk.nll_loss2d(x, t).dim() == 0
+    with pytest.raises(ValueError, match=r"only batches of spatial inputs supported \(4D tensors\)"):
+        backend_sdk.nll_loss2d(backend_sdk.zeros(2, 4), t)
+    with pytest.raises(ValueError, match=r"only batches of spatial targets supported \(3D tensors\)"):
+        backend_sdk.nll_loss2d(x, backend_sdk.zeros(2, 3, dtype=backend_sdk.int64))

@@ -99,6 +99,9 @@ class OpInfo:
     def __post_init__(self) -> None:
         if self.op is None:
             self.op = getattr(backend_sdk, self.name, None)
+        if self.op is None:  # Tensor-method-only operators (normal_, resize_, ...): call the method
+            method = self.method_name or self.name
+            self.op = lambda x, *args, **kwargs: getattr(x, method)(*args, **kwargs)
         if self.method_name is None:
             self.method_name = self.name
         if self.inplace_name is None:
@@ -1267,6 +1270,23 @@ def _ref_scatter_reduce(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndar
     return acc
 
 
+def _masked_scatter_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (_mask((3, 4), rng), T((12,))), {}, "same")
+    yield SampleInput(T((3, 4), "transposed"), (_mask((4,), rng), T((3, 5), "sliced")), {}, "broadcast_mask")
+    yield SampleInput(T((3, 4)), (_mask((), rng), T((4, 4))), {}, "0d_mask")
+    yield SampleInput(T((4,)), (_mask((3, 4), rng), T((12,))), {}, "broadcast_self", variants=("functional", "out",
+                                                                                          "method"))
+    yield SampleInput(T((0, 3)), (_mask((0, 3), rng), T((0,))), {}, "empty")
+
+
+def _ref_masked_scatter(x: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.ndarray:
+    xb, mb = np.broadcast_arrays(x, mask)
+    out = np.array(xb, copy=True)
+    n = int(np.count_nonzero(mb))
+    out[mb] = np.ravel(source)[:n]
+    return out
+
+
 def _index_select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((3, 4)), (1, _index((5,), 4, rng)), {}, "dim1")
     yield SampleInput(T((3, 4), "transposed"), (0, _index((2,), 3, rng)), {}, "dim0_transposed")
@@ -1447,6 +1467,8 @@ def _make_shape_ops() -> list[OpInfo]:
                _ovl("scatter_reduce", ".two", "_.two", ".two_out"), NUMERIC, _ref_scatter_reduce, VARIANTS,
                category="indexing", check_unsupported_dtypes=False, variant_name="two",
                atol={"float16": 1e-2, "bfloat16": 5e-2}, doc="no autograd formula yet"),
+        OpInfo("masked_scatter", _S(_masked_scatter_samples), _ovl("masked_scatter", "", "_", ".out"), A,
+               _ref_masked_scatter, VARIANTS, category="indexing", doc="no autograd formula yet"),
         OpInfo("index_select", _S(_index_select_samples), _ovl("index_select", "", ".out"), A, _ref_index_select,
                ("functional", "out", "method"), True, category="indexing"),
         OpInfo("masked_fill", _S(_masked_fill_samples), _ovl("masked_fill", ".Scalar", "_.Scalar", ".Tensor", "_.Tensor"), A,
@@ -1730,6 +1752,19 @@ def _ref_nll(x: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None
     return np.sum(loss) / np.sum(wt)
 
 
+def _nll2d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    for red in (0, 1, 2):
+        yield SampleInput(T((2, 4, 3, 5), low=-3, high=0), (_index((2, 3, 5), 4, rng), None, red, -100), {},
+                          f"reduction{red}")
+    yield SampleInput(T((2, 4, 3, 5), "transposed", low=-3, high=0),
+                      (_index((2, 3, 5), 4, rng), T((4,), low=0.5, high=2), 1, 2), {}, "weight_ignore_index")
+
+
+def _ref_nll2d(x: np.ndarray, target: np.ndarray, weight: Any = None, reduction: int = 1,
+               ignore_index: int = -100) -> np.ndarray:
+    return _ref_nll(x, target, weight, _REDUCTIONS[reduction], ignore_index)
+
+
 def _ref_cross_entropy(x: np.ndarray, target: np.ndarray, weight: Any = None, reduction: str = "mean",
                        ignore_index: int = -100, label_smoothing: float = 0.0) -> np.ndarray:
     x = np.asarray(x, np.float64)
@@ -1749,6 +1784,8 @@ def _make_loss_ops() -> list[OpInfo]:
                ("functional",), True, tol, tol, op=F.mse_loss, result_dtype=_rt_same, category="loss"),
         OpInfo("nll_loss", _S(_nll_samples), _ovl("nll_loss", "", "_nd", "_forward", "_forward.output"), FLOATING,
                _ref_nll, ("functional",), True, tol, tol, op=F.nll_loss, result_dtype=_rt_same, category="loss"),
+        OpInfo("nll_loss2d", _S(_nll2d_samples), _ovl("nll_loss2d", ""), FLOATING, _ref_nll2d, ("functional",), True,
+               tol, tol, op=backend_sdk.ops.aten.nll_loss2d, result_dtype=_rt_same, category="loss"),
         OpInfo("cross_entropy", _S(_nll_samples), _ovl("cross_entropy_loss", ""), FLOATING, _ref_cross_entropy,
                ("functional",), True, tol, tol, op=F.cross_entropy, result_dtype=_rt_same, category="loss"),
     ]
