@@ -1,7 +1,8 @@
 // Composite operators: defined in terms of other operators through the
 // dispatcher, so every backend that implements the primitives gets them.
 //   cat, stack            CompositeExplicitAutograd (empty + narrowed copy_)
-//   repeat, masked_fill(_) CompositeExplicitAutograd
+//   repeat, masked_fill(_).Scalar CompositeExplicitAutograd
+//   masked_fill(_).Tensor CompositeImplicitAutograd (where)
 //   mse_loss              CompositeImplicitAutograd
 //   split, split_with_sizes, chunk, unbind
 //                         CompositeExplicitAutograd (views through as_strided)
@@ -135,7 +136,10 @@ Tensor log_softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarTyp
 }
 
 Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
-  Tensor x = floating_input("logsumexp", self, std::nullopt);
+  // As PyTorch: integral and bool inputs give a result of the default floating dtype.
+  Tensor x = floating_input("logsumexp", self,
+                            is_integral_type(self.dtype(), /*include_bool=*/true) ? std::optional<ScalarType>(default_dtype())
+                                                                                 : std::nullopt);
   Tensor m = amax_keep(x, dims);
   // An infinite max (all -inf, or +inf present) would give inf - inf = nan: shift by 0 there.
   static const auto where = op<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::where.self");
@@ -254,6 +258,28 @@ Tensor masked_fill_inplace_impl(const Tensor& self, const Tensor& mask, const Sc
   return copy_(self, filled);
 }
 
+// masked_fill with a 0-d tensor value (PyTorch's masked_fill.Tensor): a where
+// over the primitives, so it is CompositeImplicitAutograd (autograd and every
+// backend with where/copy_ get it for free) and works on Meta.
+Tensor masked_fill_tensor_impl(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  SDK_CHECK_VALUE(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                  value.dim(), " dimension(s).");
+  SDK_CHECK_TYPE(mask.dtype() == ScalarType::Bool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+                 scalar_type_name(mask.dtype()));
+  static const auto where = op<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::where.self");
+  Tensor v = value.dtype() == self.dtype() ? value : copy_(empty({}, self.dtype(), value.device()), value);
+  Tensor filled = where.call(mask, v, self);
+  if (filled.dtype() == self.dtype()) return filled;
+  return copy_(empty(filled.sizes(), self.dtype(), self.device()), filled);
+}
+
+Tensor masked_fill_tensor_inplace_impl(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  Tensor filled = masked_fill_tensor_impl(self, mask, value);
+  SDK_CHECK_VALUE(filled.sizes().equals(self.sizes()), "masked_fill_: the mask of shape ", mask.sizes(),
+                  " does not broadcast to self's shape ", self.sizes());
+  return copy_(self, filled);
+}
+
 // reduction: 0 none, 1 mean, 2 sum (PyTorch's Reduction enum).
 Tensor mse_loss_impl(const Tensor& self, const Tensor& target, int64_t reduction) {
   SDK_CHECK_VALUE(reduction >= 0 && reduction <= 2, "mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
@@ -273,7 +299,12 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("repeat(Tensor self, SymInt[] repeats) -> Tensor");
   m.def("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor");
   m.def("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)");
+  m.def("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor");
+  m.def("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)");
   m.def("mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor");
+  m.impl("masked_fill.Tensor", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::masked_fill_tensor_impl);
+  m.impl("masked_fill_.Tensor", sdk::DispatchKey::CompositeImplicitAutograd,
+         &sdk::ops::masked_fill_tensor_inplace_impl);
   m.impl("repeat", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::repeat_impl);
   m.impl("masked_fill.Scalar", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::masked_fill_impl);
   m.impl("masked_fill_.Scalar", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::masked_fill_inplace_impl);

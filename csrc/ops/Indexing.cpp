@@ -1,7 +1,8 @@
 // Indexing operators on CPU and Meta:
 //   index.Tensor(_out), index_put(_), _index_put_impl_   advanced indexing
 //   index_select(.out), gather(.out), scatter* (src, value, reduce),
-//   scatter_add(_)(.out), masked_select(.out), nonzero(.out), take(.out),
+//   scatter_add(_)(.out), scatter_reduce(_).two(_out) (Note [scatter_reduce]),
+//   masked_select(.out), nonzero(.out), take(.out),
 //   flip(.out)
 // and the composites nonzero_numpy and where(condition).
 //
@@ -30,6 +31,7 @@
 // thread in index order, so results are reproducible bit for bit; the
 // overwriting forms (gather, index, index_select) run in parallel.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -825,6 +827,118 @@ Tensor scatter_add_out(const Tensor& self, int64_t dim, const Tensor& index, con
   return scatter_out_common("scatter_add.out", self, dim, index, src, std::nullopt, Reduce::Add, out);
 }
 
+// ---- scatter_reduce.two: reduce = sum | prod | mean | amax | amin, include_self ----
+// Note [scatter_reduce]: a count per destination element (indexed by its
+// offset from self's data pointer) records how many src values it received;
+// with include_self=false the first one replaces self's value; mean divides
+// by count (+1 with include_self), flooring for integral dtypes as PyTorch.
+// amax/amin propagate NaN. One thread in index order (Note [Deterministic
+// accumulation]).
+enum class TwoReduce { Sum, Prod, Mean, Amax, Amin };
+
+TwoReduce parse_two_reduce(const char* op, std::string_view reduce) {
+  if (reduce == "sum") return TwoReduce::Sum;
+  if (reduce == "prod") return TwoReduce::Prod;
+  if (reduce == "mean") return TwoReduce::Mean;
+  if (reduce == "amax") return TwoReduce::Amax;
+  if (reduce == "amin") return TwoReduce::Amin;
+  SDK_THROW(Value, op, "(): reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+}
+
+template <typename T>
+bool nan_elem(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    return std::isnan(static_cast<acc_type_t<T>>(v));
+  }
+}
+
+template <typename T>
+T pick_elem(T a, T b, bool take_max) {
+  if (nan_elem(a)) return a;
+  if (nan_elem(b)) return b;
+  using A = acc_type_t<T>;
+  A x = static_cast<A>(a), y = static_cast<A>(b);
+  return (take_max ? y > x : y < x) ? b : a;
+}
+
+template <typename T>
+T mean_elem(T sum, int64_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    int64_t a = static_cast<int64_t>(sum);
+    int64_t q = a / n;
+    if ((a % n != 0) && (a < 0)) --q;  // floor (n > 0)
+    return static_cast<T>(q);
+  } else {
+    return static_cast<T>(static_cast<acc_type_t<T>>(sum) / static_cast<acc_type_t<T>>(n));
+  }
+}
+
+Tensor scatter_reduce_two_inplace(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                                  const Tensor& src, std::string_view reduce, bool include_self) {
+  const TwoReduce r = parse_two_reduce(op, reduce);
+  SDK_CHECK_TYPE(index.dtype() == ScalarType::Int64, op, "(): Expected dtype int64 for index");
+  check_same_device(op, self, index);
+  SDK_CHECK_TYPE(src.dtype() == self.dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
+  check_same_device(op, self, src);
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  scatter_shape_check(op, self, d, index, &src);
+  if (is_meta(self) || index.numel() == 0 || self.numel() == 0) {
+    self.impl()->bump_version();
+    return self;
+  }
+  const DimVector ss = sizes1(self), st = strides1(self);
+  int64_t span = 1;
+  for (size_t i = 0; i < ss.size(); ++i) span += (ss[i] - 1) * st[i];
+  std::vector<int64_t> count(static_cast<size_t>(span), 0);
+  SDK_DISPATCH_ALL_TYPES(self.dtype(), op, [&] {
+    scalar_t* o = self.data_ptr<scalar_t>();
+    const scalar_t* s = src.data_ptr<scalar_t>();
+    walk_index(op, index, d, ss, st, strides1(src), false, [&](int64_t soff, int64_t ioff) {
+      scalar_t x = s[ioff];
+      int64_t& c = count[static_cast<size_t>(soff)];
+      if (!include_self && c == 0) {
+        o[soff] = x;
+      } else {
+        switch (r) {
+          case TwoReduce::Sum:
+          case TwoReduce::Mean: o[soff] = add_elem(o[soff], x); break;
+          case TwoReduce::Prod: o[soff] = mul_elem(o[soff], x); break;
+          case TwoReduce::Amax: o[soff] = pick_elem(o[soff], x, true); break;
+          case TwoReduce::Amin: o[soff] = pick_elem(o[soff], x, false); break;
+        }
+      }
+      ++c;
+    });
+    if (r == TwoReduce::Mean) {
+      for (int64_t off = 0; off < span; ++off) {
+        int64_t c = count[static_cast<size_t>(off)];
+        if (c > 0) o[off] = mean_elem(o[off], c + (include_self ? 1 : 0));
+      }
+    }
+  });
+  self.impl()->bump_version();
+  return self;
+}
+
+Tensor scatter_reduce_two(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool include_self) {
+  return scatter_reduce_two_inplace("scatter_reduce", clone_of(self), dim, index, src, reduce, include_self);
+}
+Tensor scatter_reduce__two(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                           std::string_view reduce, bool include_self) {
+  return scatter_reduce_two_inplace("scatter_reduce_", self, dim, index, src, reduce, include_self);
+}
+Tensor scatter_reduce_two_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                              std::string_view reduce, bool include_self, const Tensor& out) {
+  const char* op = "scatter_reduce.two_out";
+  check_same_device(op, self, out);
+  prepare_out(op, out, self.sizes(), self.dtype());
+  if (!out.is_same(self)) copy_(out, self);
+  return scatter_reduce_two_inplace(op, out, dim, index, src, reduce, include_self);
+}
+
 // ---------------------------------------------------------------------------
 // masked_select, take, flip
 // ---------------------------------------------------------------------------
@@ -1041,6 +1155,9 @@ SDK_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
   m.impl("scatter_add", &sdk::ops::scatter_add_kernel);                  \
   m.impl("scatter_add_", &sdk::ops::scatter_add__kernel);                \
   m.impl("scatter_add.out", &sdk::ops::scatter_add_out);                 \
+  m.impl("scatter_reduce.two", &sdk::ops::scatter_reduce_two);           \
+  m.impl("scatter_reduce_.two", &sdk::ops::scatter_reduce__two);         \
+  m.impl("scatter_reduce.two_out", &sdk::ops::scatter_reduce_two_out);   \
   m.impl("masked_select", &sdk::ops::masked_select_kernel);              \
   m.impl("masked_select.out", &sdk::ops::masked_select_out_kernel);      \
   m.impl("nonzero", &sdk::ops::nonzero_kernel);                          \

@@ -280,6 +280,34 @@ Tensor dot_cpu(const Tensor& self, const Tensor& other) {
   return out;
 }
 
+// out= and in-place forms on Meta: the CPU kernels' checks and out handling, no data.
+Tensor mm_out_meta(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  check_mm("mm.out", self, mat2);
+  prepare_out("mm.out", out, {self.size(0), mat2.size(1)}, self.dtype(), self.device());
+  return out;
+}
+
+Tensor bmm_out_meta(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  check_bmm("bmm.out", self, mat2);
+  prepare_out("bmm.out", out, {self.size(0), self.size(1), mat2.size(2)}, self.dtype(), self.device());
+  return out;
+}
+
+Tensor addmm_out_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar&, const Scalar&,
+                      const Tensor& out) {
+  check_addmm("addmm.out", self, mat1, mat2);
+  prepare_out("addmm.out", out, {mat1.size(0), mat2.size(1)}, mat1.dtype(), mat1.device());
+  return out;
+}
+
+Tensor addmm_inplace_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar&, const Scalar&) {
+  check_addmm("addmm_", self, mat1, mat2);
+  SDK_CHECK_VALUE(self.dim() == 2 && self.size(0) == mat1.size(0) && self.size(1) == mat2.size(1), "addmm_",
+                  ": self of shape ", self.sizes(), " must have the product's shape [", mat1.size(0), ", ",
+                  mat2.size(1), "]");
+  return self;
+}
+
 Tensor dot_meta(const Tensor& self, const Tensor& other) {
   check_dot("dot", self, other);
   return make_tensor({}, self.dtype(), self.device());
@@ -344,7 +372,7 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other) {
     int64_t sa = ia >= 0 ? a.size(ia) : 1, sb = ib >= 0 ? b.size(ib) : 1;
     SDK_CHECK_VALUE(sa == sb || sa == 1 || sb == 1, "matmul: The size of tensor a (", sa,
                     ") must match the size of tensor b (", sb, ") at non-singleton dimension ", batch_dims - 1 - i);
-    batch[batch_dims - 1 - i] = std::max(sa, sb);
+    batch[batch_dims - 1 - i] = sa == 1 ? sb : sa;  // broadcasting 0 with 1 gives 0, not max(0, 1)
   }
   int64_t nbatch = 1;
   for (int64_t s : batch) nbatch *= s;
@@ -424,4 +452,8 @@ SDK_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("bmm", &sdk::ops::bmm_meta);
   m.impl("addmm", &sdk::ops::addmm_meta);
   m.impl("dot", &sdk::ops::dot_meta);
+  m.impl("mm.out", &sdk::ops::mm_out_meta);
+  m.impl("bmm.out", &sdk::ops::bmm_out_meta);
+  m.impl("addmm.out", &sdk::ops::addmm_out_meta);
+  m.impl("addmm_", &sdk::ops::addmm_inplace_meta);
 }

@@ -189,6 +189,20 @@ Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional
   return std::get<0>(nll_nd(self, target, weight, reduction, ignore_index));
 }
 
+// nll_loss2d: PyTorch's entry point for (N, C, H, W) inputs with (N, H, W) targets; the same
+// computation as nll_loss_nd, with PyTorch's shape checks.
+Tensor nll_loss2d(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
+                  int64_t ignore_index) {
+  SDK_CHECK_VALUE(self.dim() == 4, "nll_loss2d: only batches of spatial inputs supported (4D tensors), but got input "
+                  "of size: ", self.sizes());
+  SDK_CHECK_VALUE(target.dim() == 3, "nll_loss2d: only batches of spatial targets supported (3D tensors) but got "
+                  "targets of size: ", target.sizes());
+  SDK_CHECK_VALUE(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
+                  "nll_loss2d: input and target batch or spatial sizes don't match: target ", target.sizes(),
+                  ", input ", self.sizes());
+  return nll_loss_nd(self, target, weight, reduction, ignore_index);
+}
+
 // weight (C,) viewed to broadcast along the class dim of a rank-`ndim` input.
 Tensor weight_view(const Tensor& weight, int64_t ndim, int64_t class_dim) {
   DimVector sizes{weight.numel()};
@@ -258,11 +272,14 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
         "Tensor");
   m.def("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) "
         "-> Tensor");
+  m.def("nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) "
+        "-> Tensor");
   m.def("cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, "
         "SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor");
   const auto implicit = sdk::DispatchKey::CompositeImplicitAutograd;
   m.impl("nll_loss", implicit, &sdk::ops::nll_loss);
   m.impl("nll_loss_nd", implicit, &sdk::ops::nll_loss_nd);
+  m.impl("nll_loss2d", implicit, &sdk::ops::nll_loss2d);
   m.impl("cross_entropy_loss", implicit, &sdk::ops::cross_entropy_loss);
 }
 

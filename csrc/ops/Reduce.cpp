@@ -375,11 +375,22 @@ template <typename T> using AnyR = LogicalR<T, false>;
 
 std::vector<int64_t> dims_of(const std::optional<IntArrayRef>& dim) { return dim ? dim->vec() : std::vector<int64_t>{}; }
 
+// Note [Reducing a converted copy]: as_dtype may copy `self` into a contiguous
+// tensor of the accumulation dtype, so the plan (which holds strides) must be
+// made from the tensor actually reduced, not from `self` (a plan of a sliced
+// or transposed `self` walked over the contiguous copy read garbage). The
+// plan of `self` is made first so that dim errors come before any copy.
+template <template <typename> class R>
+Tensor reduce_as(const char* op, const Tensor& self, IntArrayRef dims, bool keepdim, ScalarType t) {
+  Plan p = make_plan(self, dims, keepdim, op);
+  if (is_meta(self) || self.dtype() == t) return run_typed<R>(op, self, p, t);
+  Tensor in = as_dtype(self, t);
+  return run_typed<R>(op, in, make_plan(in, dims, keepdim, op), t);
+}
+
 // ---- kernels (CPU and Meta share them: run_typed stops after allocating on meta) ----
 Tensor sum_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<ScalarType> dtype) {
-  ScalarType t = sum_dtype(self, dtype);
-  Plan p = make_plan(self, dims_of(dim), keepdim, "sum");
-  return run_typed<SumR>("sum", is_meta(self) ? self : as_dtype(self, t), p, t);
+  return reduce_as<SumR>("sum", self, dims_of(dim), keepdim, sum_dtype(self, dtype));
 }
 Tensor sum_all(const Tensor& self, std::optional<ScalarType> dtype) { return sum_dim(self, std::nullopt, false, dtype); }
 
@@ -397,21 +408,15 @@ Tensor sum_out(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
 }
 
 Tensor mean_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<ScalarType> dtype) {
-  ScalarType t = mean_dtype("mean", self, dtype);
-  Plan p = make_plan(self, dims_of(dim), keepdim, "mean");
-  return run_typed<MeanR>("mean", is_meta(self) ? self : as_dtype(self, t), p, t);
+  return reduce_as<MeanR>("mean", self, dims_of(dim), keepdim, mean_dtype("mean", self, dtype));
 }
 Tensor mean_all(const Tensor& self, std::optional<ScalarType> dtype) { return mean_dim(self, std::nullopt, false, dtype); }
 
 Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-  ScalarType t = sum_dtype(self, dtype);
-  Plan p = make_plan(self, {dim}, keepdim, "prod");
-  return run_typed<ProdR>("prod", is_meta(self) ? self : as_dtype(self, t), p, t);
+  return reduce_as<ProdR>("prod", self, {dim}, keepdim, sum_dtype(self, dtype));
 }
 Tensor prod_all(const Tensor& self, std::optional<ScalarType> dtype) {
-  ScalarType t = sum_dtype(self, dtype);
-  Plan p = make_plan(self, {}, false, "prod");
-  return run_typed<ProdR>("prod", is_meta(self) ? self : as_dtype(self, t), p, t);
+  return reduce_as<ProdR>("prod", self, {}, false, sum_dtype(self, dtype));
 }
 
 template <template <typename> class R>
@@ -437,12 +442,14 @@ std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim
 
 // argmax(dim=None) is the index into the flattened tensor.
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  SDK_CHECK_TYPE(self.dtype() != ScalarType::Bool, "argmax: \"argmax_cpu\" not implemented for 'Bool'");
   if (dim) return extremum<ArgMaxR>("argmax", self, {*dim}, keepdim, ScalarType::Int64);
   Tensor flat = self.is_contiguous() ? self : as_dtype(copy_(make_tensor(self.sizes(), self.dtype(), self.device()), self), self.dtype());
   Tensor r = extremum<ArgMaxR>("argmax", make_view(flat, {self.numel()}, {1}, flat.storage_offset(), "argmax"), {}, false, ScalarType::Int64);
   return keepdim ? make_view(r, DimVector(static_cast<size_t>(self.dim()), 1), DimVector(static_cast<size_t>(self.dim()), 1), 0, "argmax") : r;
 }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  SDK_CHECK_TYPE(self.dtype() != ScalarType::Bool, "argmin: \"argmin_cpu\" not implemented for 'Bool'");
   if (dim) return extremum<ArgMinR>("argmin", self, {*dim}, keepdim, ScalarType::Int64);
   Tensor flat = self.is_contiguous() ? self : copy_(make_tensor(self.sizes(), self.dtype(), self.device()), self);
   Tensor r = extremum<ArgMinR>("argmin", make_view(flat, {self.numel()}, {1}, flat.storage_offset(), "argmin"), {}, false, ScalarType::Int64);

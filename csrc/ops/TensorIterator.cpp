@@ -272,7 +272,9 @@ void TensorIterator::check_overlap() const {
   for (int i = 0; i < noutputs_; ++i) {
     if (ops_[i].fresh) continue;  // allocated by build(): shares nothing
     const Tensor& out = outputs_[i];
-    for (int64_t d = 0; d < out.dim(); ++d) {
+    // An empty output has no element to write twice (PyTorch: a numel-0 tensor is contiguous,
+    // so it has no internal overlap even with stride-0 dims, e.g. numpy's empty arrays).
+    for (int64_t d = 0; d < out.dim() && out.numel() > 0; ++d) {
       SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
                      ": unsupported operation: more than one element of the written-to tensor refers to a single "
                      "memory location. Please clone() the tensor before performing the operation.");

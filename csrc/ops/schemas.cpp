@@ -185,6 +185,12 @@ SDK_LIBRARY(aten, m) {
   m.def("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor");
   m.def("scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)");
   m.def("scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> "
+        "Tensor");
+  m.def("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, "
+        "bool include_self=True) -> Tensor(a!)");
+  m.def("scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
+        "bool include_self=True, Tensor(a!) out) -> Tensor(a!)");
   m.def("masked_select(Tensor self, Tensor mask) -> Tensor");
   m.def("masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("nonzero(Tensor self) -> Tensor");
