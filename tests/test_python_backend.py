@@ -41,6 +41,9 @@ def test_pyaccel_tensors_kernels_and_fallback():
         np.testing.assert_array_equal(sdk.mm(a, b).cpu().numpy(), a_np @ a_np.T)
         assert sdk.sum(a).item() == a_np.sum()
         assert (a + 1).device == sdk.device("pyaccel:1")   # results on the inputs' device
+        import pytest
+        with pytest.raises(ValueError, match="same device, but found at least two devices, pyaccel:1 and pyaccel:0"):
+            a + sdk.ones(3, 4, device="pyaccel:0")
         v = a._version
         a.add_(2)
         assert a._version > v                       # in-place kernels bump the version (written with copy_)
@@ -83,6 +86,15 @@ def test_python_device_statuses_become_typed_errors():
         with pytest.raises(ValueError, match="already has a device attached"):
             pd.attach_python_device("flaky", pd.PythonDevice())
         pd.register_contract_kernels("flaky")
+        with pytest.raises(ValueError, match="contract-backed kernels of 'flaky' are already registered"):
+            pd.register_contract_kernels("flaky")
+        pd.register_cpu_fallback("flaky")
+        with pytest.raises(ValueError, match="multiple backend fallbacks for the same dispatch key"):
+            pd.register_cpu_fallback("flaky")
+        with pytest.raises(ValueError, match="'cpu' is not an accelerator backend"):
+            pd.register_cpu_fallback("cpu")
+        with pytest.raises(ValueError, match="device_count must be in 0..64, got -1"):
+            pd.PythonDevice(device_count=-1)
         x = sdk.empty(16, device="flaky")
         from backend_sdk import _runtime as rt
         # a Python exception inside a device call never crosses the C boundary: it becomes a status

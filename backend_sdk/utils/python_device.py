@@ -605,12 +605,19 @@ def register_contract_kernels(backend: str) -> None:
     kernels]``); a device within-device strided or converting copy runs on the
     host over the device memory, which is right for host-addressable devices
     such as a :class:`PythonDevice` (``Note [Host-addressable devices]``,
-    csrc/python/PyRuntime.cpp). Once per backend (a second call is a ValueError
-    from the dispatcher: the kernels are already registered).
+    csrc/python/PyRuntime.cpp). Once per backend: a second call is a ValueError.
     """
     from .. import _C
 
+    key = _C._dispatch_key_name(backend)
+    if key in _contract_kernels_registered:
+        raise ValueError(f"register_contract_kernels: the contract-backed kernels of '{backend}' are already "
+                         "registered (once per process)")
     _C._runtime._register_contract_kernels(backend)
+    _contract_kernels_registered.add(key)
+
+
+_contract_kernels_registered: set[str] = set()
 
 
 def register_cpu_fallback(backend: str) -> None:

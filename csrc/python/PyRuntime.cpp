@@ -172,8 +172,8 @@ void init_runtime(py::module_& parent) {
       "_register_contract_kernels",
       [](const std::string& backend) {
         DeviceType t = parse_backend(backend);
-        auto lib = std::make_unique<Library>(Library::IMPL, "aten", dense_key_for(t), "backend_sdk.library."
-                                             "register_contract_kernels", 0);
+        auto lib = std::make_unique<Library>(Library::IMPL, "aten", dense_key_for(t),
+                                             "backend_sdk.utils.python_device.register_contract_kernels", 0);
         lib->impl("empty.memory_format", &ops::device::empty);
         lib->impl("empty_strided", &ops::device::empty_strided);
         lib->impl("resize_", &ops::device::resize_);
@@ -188,8 +188,8 @@ void init_runtime(py::module_& parent) {
       "_register_cpu_fallback",
       [](const std::string& backend) {
         DeviceType t = parse_backend(backend);
-        auto lib = std::make_unique<Library>(Library::IMPL, "_", dense_key_for(t), "backend_sdk.library."
-                                             "register_cpu_fallback", 0);
+        auto lib = std::make_unique<Library>(Library::IMPL, "_", dense_key_for(t),
+                                             "backend_sdk.utils.python_device.register_cpu_fallback", 0);
         lib->fallback(ops::cpu_fallback_function());
         python_registered_libraries().push_back(std::move(lib));
       },

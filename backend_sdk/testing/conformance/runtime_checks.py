@@ -210,3 +210,26 @@ def test_fork_child_gets_a_clear_error(conformance_backend, conformance_device):
     os.waitpid(pid, 0)
     assert report.startswith(f"RuntimeError: Cannot re-initialize {name} in forked subprocess"), report
     np.testing.assert_array_equal(_host(x + 1), 2.0)  # the parent is unaffected
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "mm"])
+def test_operators_refuse_tensors_on_two_devices(conformance_backend, conformance_device, op):
+    """One operator given tensors on two devices of the backend, or on the backend and the CPU, is a clear
+    error (a 0-d CPU tensor is a scalar and is accepted)."""
+    fn = getattr(sdk, op)
+    shape = (2, 2)
+    a = sdk.ones(*shape, device=conformance_device)
+    others = [sdk.ones(*shape)]
+    if conformance_backend.device_count > 1:
+        index = _index(conformance_device)
+        other = f"{conformance_backend.name}:{(index + 1) % conformance_backend.device_count}"
+        others.append(sdk.ones(*shape, device=other))
+    for b in others:
+        for x, y in ((a, b), (b, a)):
+            with pytest.raises(ValueError, match="Expected all tensors to be on the same device, but found at "
+                                                 "least two devices"):
+                fn(x, y)
+    if op != "mm":
+        r = fn(a, sdk.tensor(3.0))
+        assert r.device == a.device
+        np.testing.assert_array_equal(_host(r), 4.0 if op == "add" else 3.0)

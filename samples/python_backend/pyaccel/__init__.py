@@ -62,7 +62,22 @@ def _meta(value: Any) -> Any:
     return value
 
 
+def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
+    """Every tensor argument on one device (0-d CPU tensors, Python numbers, are scalars), as PyTorch requires:
+    "Expected all tensors to be on the same device, but found at least two devices, pyaccel:0 and cpu!"."""
+    first = None
+    for t in list(args) + list(kwargs.values()):
+        if not isinstance(t, _sdk.Tensor) or (t.device.type == "cpu" and t.dim() == 0):
+            continue
+        if first is None:
+            first = t.device
+        elif t.device != first:
+            raise ValueError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                             f"{first} and {t.device}! (when checking arguments for {overload.__name__})")
+
+
 def _meta_call(overload: Any, args: tuple, kwargs: dict) -> Any:
+    _check_devices(overload, args, kwargs)
     return overload(*[_meta(a) for a in args], **{k: _meta(v) for k, v in kwargs.items()})
 
 
