@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +128,23 @@ def test_plugin_through_pytest_and_area_selection(tmp_path):
     assert r.returncode == 0 and "test_vendor_own" in r.stdout and "checks.py" not in r.stdout, r.stdout + r.stderr
     r = _run(base + [str(tmp_path), "--backend", "no_such_backend_pkg"], cwd=tmp_path)
     assert r.returncode != 0 and "cannot import the backend's package 'no_such_backend_pkg'" in r.stdout + r.stderr
+
+
+def test_installed_entry_point_loads_the_plugin_once(tmp_path):
+    """With the pytest11 entry point installed (a dist-info on the path, as `pip install .` writes), plain
+    `pytest --backend accel` finds the plugin, and `python -m backend_sdk conformance` does not load it twice."""
+    info = tmp_path / "site" / "backend_sdk_entry_point_test-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: backend_sdk_entry_point_test\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nbackend_sdk_conformance = " + PLUGIN + "\n")
+    site = str(tmp_path / "site")
+    r = _run(["-c", "from backend_sdk.testing import conformance as c; print(c.pytest_args('accel'))"], site)
+    assert r.returncode == 0 and PLUGIN not in r.stdout and "'--backend', 'accel'" in r.stdout, r.stdout + r.stderr
+    r = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "--backend", "accel",
+              "--conformance-area", "device_module", "-k", "present"], site, cwd=tmp_path)
+    assert r.returncode == 0 and re.search(r"\b6 passed", r.stdout), r.stdout + r.stderr
+    r = _run(["-m", "backend_sdk", "conformance", "accel", "--area", "device_module", "-k", "present"], site)
+    assert r.returncode == 0 and "conformance of 'accel': 6 passed, 0 failed" in r.stdout, r.stdout + r.stderr
 
 
 # ---- the suite catches a broken backend ----

@@ -27,11 +27,14 @@ Fault injection: the runtime area's fault checks call the vendor package's
 next synchronising call on that device fail asynchronously); backends on the simulator
 (device_sim) are injected through ``device_sim.inject``; other backends skip those checks with a
 reason.
+
+Known failures: the vendor package's ``CONFORMANCE_XFAIL = {"sum-functional": "reason", ...}`` or
+``--conformance-xfail ID`` (repeatable) mark checks, by test parameter or name, as
+``xfail(strict=True)``: they are reported, and a check that starts passing fails until removed.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from typing import Any, Iterable, Sequence
 
@@ -162,13 +165,6 @@ def first_mismatch(expected: Any, actual: Any, atol: float = 0.0, rtol: float = 
     tol = f", atol={atol:g}, rtol={rtol:g}" if expected.dtype.kind not in "biu" else ""
     return (f"first mismatching element at index {_index_str(index)}: expected {exp_v!r}, actual {act_v!r} "
             f"({int(bad.sum())} of {bad.size} elements differ{tol})")
-
-
-def _float(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 # ---- running ----

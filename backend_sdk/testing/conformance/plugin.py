@@ -19,10 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
-from . import AREAS, area_files, operator_coverage
-
-_BACKEND_KEY = pytest.StashKey[str]() if hasattr(pytest, "StashKey") else None
-
+from . import AREAS, area_files
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("backend_sdk conformance")
