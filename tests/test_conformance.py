@@ -80,6 +80,17 @@ def test_operator_coverage_on_accel():
     assert set(cov.by_kind("native")) <= set(cov.kinds)
 
 
+def test_command_line_bad_input():
+    r = _run(["-m", "backend_sdk", "conformance", "no_such_backend_pkg"])
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "cannot import the backend's package 'no_such_backend_pkg': No module named" in r.stdout + r.stderr
+    assert "conformance of 'no_such_backend_pkg': did not run (pytest exit code 4" in r.stdout
+    r = _run(["-m", "backend_sdk", "conformance", "accel", "--area", "memory"])
+    assert r.returncode == 2 and "argument --area: invalid choice: 'memory'" in r.stderr, r.stdout + r.stderr
+    with pytest.raises(ValueError, match="unknown conformance area"):
+        conformance.run("accel", ["memory"])
+
+
 # ---- the suite on the accel sample ----
 
 #: Checks that fail on accel today, each a finding reported to the lead. They run as xfail(strict=True):

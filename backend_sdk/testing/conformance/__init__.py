@@ -200,13 +200,16 @@ def run(name: str, areas: Sequence[str] | None = None, extra_args: Iterable[str]
     from ._report import Report
 
     files = area_files(areas)  # unknown areas are a ValueError before anything runs
-    report = Report()
+    report = Report(name)
     # The check modules are given as paths, so nothing else (the current directory) is collected; the
     # rootdir and the emptied ini options keep a vendor project's pytest configuration out of this run.
     args = pytest_args(name, areas) + ["-q", "-p", "no:cacheprovider", "--rootdir", _HERE, "-c", os.devnull,
                                        *files]
     args += list(extra_args)
-    code = pytest.main(args, plugins=[report])
+    code = int(pytest.main(args, plugins=[report]))
     if print_table:
-        print(report.format_table())
-    return int(code)
+        if not report.outcomes and code not in (0, 5):
+            print(f"conformance of '{name}': did not run (pytest exit code {code}; the error is above)")
+        else:
+            print(report.format_table())
+    return code

@@ -10,15 +10,15 @@ from . import operator_coverage
 class Report:
     """A plugin object that collects outcomes for the coverage table (used by conformance.run)."""
 
-    def __init__(self) -> None:
-        self.backend: str | None = None
+    def __init__(self, backend: str | None = None) -> None:
+        self.backend = backend
         self.outcomes: dict[str, str] = {}
         self.failures: list[tuple[str, str]] = []
         self.operator_results: dict[str, str] = {}  # OpInfo name -> "passed" / "failed"
         self.skipped: list[tuple[str, str]] = []
 
     def pytest_configure(self, config: Any) -> None:
-        self.backend = config.getoption("backend", None)
+        self.backend = config.getoption("backend", None) or self.backend
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when != "call" and not (report.failed or report.skipped):
