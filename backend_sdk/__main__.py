@@ -1,8 +1,9 @@
 """``python -m backend_sdk <command>``: the SDK's command line.
 
 Commands:
-  demo   the accel sample backend on the simulated device: devices, tensors, streams, events,
-         memory statistics, results checked against the CPU, a Chrome trace
+  demo         the accel sample backend on the simulated device: devices, tensors, streams, events,
+               memory statistics, results checked against the CPU, a Chrome trace
+  conformance  runs the conformance suite on a backend and prints its operator coverage table
 """
 from __future__ import annotations
 
@@ -141,10 +142,35 @@ def _demo_mlp(sdk) -> None:
               f" -> {'match' if diff < 1e-4 else 'MISMATCH'}")
 
 
+def conformance(argv: list[str]) -> int:
+    """``python -m backend_sdk conformance NAME [--area AREA ...] [PYTEST ARGS]``: runs the conformance
+    suite (backend_sdk.testing.conformance) on backend NAME and prints the coverage table (operators
+    native / composite / served by the fallback / missing) and the failures. Exit code 0 iff every
+    selected check passed."""
+    from backend_sdk.testing import conformance as suite
+
+    parser = argparse.ArgumentParser(prog="python -m backend_sdk conformance",
+                                     description="run the conformance suite on a backend")
+    parser.add_argument("name", help="the backend (and its Python package), e.g. accel")
+    parser.add_argument("--area", action="append", choices=list(suite.AREAS),
+                        help="an area to run (repeatable; default all)")
+    parser.add_argument("--all-dtypes", action="store_true", help="operators: check every dtype")
+    args, extra = parser.parse_known_args(argv)  # anything else goes to pytest (-k, -x, -v, ...)
+    extra = [a for a in extra if a != "--"]
+    if args.all_dtypes:
+        extra += ["--conformance-dtypes", "all"]
+    return suite.run(args.name, args.area, extra)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m backend_sdk", description="backend_sdk command line")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="the accel backend on the simulated device, checked against the CPU")
+    sub.add_parser("conformance", help="the conformance suite on a backend, with its coverage table",
+                   add_help=False)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["conformance"]:
+        return conformance(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()

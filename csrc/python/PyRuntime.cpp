@@ -11,7 +11,11 @@
 #include <chrono>
 #include <memory>
 
+#include "core/DispatchKey.h"
 #include "core/Exception.h"
+#include "dispatch/Library.h"
+#include "ops/DeviceOps.h"
+#include "ops/Functions.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
 #include "runtime/CachingAllocator.h"
@@ -112,6 +116,35 @@ py::dict segment_dict(const runtime::SegmentInfo& s) {
 
 void empty_host_fn(void*) {}
 
+// Note [Host-addressable devices]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A device written in Python (backend_sdk.utils.python_device) keeps its
+// memory in host buffers, so a device pointer is also a host address. The
+// one piece of device compute the contract-backed copy_ needs (LocalCopy,
+// ops/DeviceOps.h) is then the CPU copy over aliases of the two storages.
+// Such a device runs stream work synchronously, so the copy runs at once.
+Tensor host_alias(const Tensor& t) {
+  const StorageImpl& storage = *t.storage();
+  return from_blob(storage.data(), storage.nbytes(), t.sizes(), t.strides(), t.storage_offset(), t.dtype(),
+                   Device(DeviceType::CPU));
+}
+
+void host_addressable_local_copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  ops::copy_(host_alias(dst), host_alias(src));
+}
+
+Tensor host_addressable_copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  return ops::device::copy_(self, src, non_blocking, &host_addressable_local_copy);
+}
+
+// Registrations made from Python for a backend's lifetime (the process): never
+// closed, like a vendor library's static registrations.
+std::vector<std::unique_ptr<Library>>& python_registered_libraries() {
+  static auto* libs = new std::vector<std::unique_ptr<Library>>();
+  return *libs;
+}
+
 }  // namespace
 
 void init_runtime(py::module_& parent) {
@@ -121,9 +154,46 @@ void init_runtime(py::module_& parent) {
   m.def("attach_device_library", [](const std::string& backend, const std::string& path) {
     runtime::load_device_library(parse_backend(backend), path);
   });
-  m.def("_attach_device_api", [](const std::string& backend, uintptr_t address, const std::string& source) {
-    runtime::attach_device(parse_backend(backend), reinterpret_cast<const sdk_device_api*>(address), source);
-  });
+  m.def(
+      "_attach_device_api",
+      [](const std::string& backend, uintptr_t address, const std::string& source, py::object keepalive) {
+        runtime::attach_device(parse_backend(backend), reinterpret_cast<const sdk_device_api*>(address), source);
+        // Note [Device attachment]: an attached struct is never released, so
+        // neither is the Python object that owns it and its trampolines.
+        if (!keepalive.is_none()) {
+          static auto* kept = new std::vector<py::object>();
+          kept->push_back(std::move(keepalive));
+        }
+      },
+      py::arg("backend"), py::arg("address"), py::arg("source"), py::arg("keepalive") = py::none(),
+      "Attaches the sdk_device_api struct at `address` to a PrivateUse backend; `keepalive` (the owner of the "
+      "struct and its function pointers) is kept for the rest of the process.");
+  m.def(
+      "_register_contract_kernels",
+      [](const std::string& backend) {
+        DeviceType t = parse_backend(backend);
+        auto lib = std::make_unique<Library>(Library::IMPL, "aten", dense_key_for(t),
+                                             "backend_sdk.utils.python_device.register_contract_kernels", 0);
+        lib->impl("empty.memory_format", &ops::device::empty);
+        lib->impl("empty_strided", &ops::device::empty_strided);
+        lib->impl("resize_", &ops::device::resize_);
+        lib->impl("_local_scalar_dense", &ops::device::local_scalar_dense);
+        lib->impl("copy_", &host_addressable_copy_);
+        python_registered_libraries().push_back(std::move(lib));
+      },
+      py::arg("backend"),
+      "Registers the contract-backed kernels (ops/DeviceOps.h) for a backend whose device memory is "
+      "host-addressable (Note [Host-addressable devices]).");
+  m.def(
+      "_register_cpu_fallback",
+      [](const std::string& backend) {
+        DeviceType t = parse_backend(backend);
+        auto lib = std::make_unique<Library>(Library::IMPL, "_", dense_key_for(t),
+                                             "backend_sdk.utils.python_device.register_cpu_fallback", 0);
+        lib->fallback(ops::cpu_fallback_function());
+        python_registered_libraries().push_back(std::move(lib));
+      },
+      py::arg("backend"), "Registers the SDK's boxed CPU fallback (Note [CPU fallback]) as the backend's fallback.");
   m.def("has_device", [](const std::string& backend) { return runtime::has_device(parse_backend(backend)); });
   m.def("device_source", [](const std::string& backend) { return runtime::device_source(parse_backend(backend)); });
   m.def("device_count", [](const std::string& backend) { return runtime::device_count(parse_backend(backend)); });

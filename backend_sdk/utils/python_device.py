@@ -1,0 +1,653 @@
+"""The device runtime contract in Python: a device implemented without a compiler.
+
+A vendor subclasses :class:`PythonDevice` (or uses it as it is) and attaches an
+instance to a PrivateUse backend::
+
+    import backend_sdk
+    from backend_sdk.utils import python_device
+
+    backend_sdk.utils.rename_privateuse2_backend("npu_py")
+    device = python_device.PythonDevice(device_count=2, total_memory=256 << 20)
+    python_device.attach_python_device("npu_py", device)
+    x = backend_sdk.empty(4, device="npu_py:1")   # memory from device.malloc
+
+How it works: :func:`attach_python_device` builds the C struct ``sdk_device_api``
+(csrc/runtime/DeviceApi.h) with one ctypes trampoline per slot and attaches it
+like any device library, so the SDK's streams, events, guards and caching
+allocator run on top of it unchanged. A trampoline never lets a Python
+exception cross the C boundary: it catches it, keeps its text as the calling
+thread's last error message (``get_last_error_message``) and returns a status
+(:class:`DeviceError` carries its own; ``MemoryError`` is
+``SDK_ERROR_OUT_OF_MEMORY``; anything else ``SDK_ERROR_UNKNOWN``). The SDK then
+raises its typed error (``OutOfMemoryError``, ``ValueError``,
+``AcceleratorError``...) naming the operation and the device's message.
+
+What a Python device is (the base class's choices, a subclass may change them):
+
+* **Host-addressable.** Device memory is numpy byte arrays owned by the device;
+  a device pointer is the address of such an array's data, so host code *can*
+  read it (unlike device_sim, which catches stray host dereferences). Kernels
+  written in Python reach it with :meth:`PythonDevice.as_numpy`.
+* **Synchronous.** Work "queued" on a stream (copies, memsets, host functions)
+  runs at once in the calling thread; queries always say "done"; events record
+  ``time.perf_counter()`` when recorded, so ``elapsed_time`` measures the host
+  time between two records.
+* **Finite.** Each device has ``total_memory`` bytes; an allocation beyond it
+  fails with ``SDK_ERROR_OUT_OF_MEMORY`` (the SDK's caching allocator then frees
+  its cache, retries and raises ``OutOfMemoryError``).
+* **Faults.** :meth:`PythonDevice.inject_fault` makes the next synchronising
+  call on a device fail with ``SDK_ERROR_KERNEL_FAULT`` (an asynchronous error,
+  as on hardware); reading it clears it.
+* Every call takes the GIL (ctypes callbacks do), so one Python device serves
+  one call at a time.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import itertools
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = [
+    "DeviceError", "DeviceProperties", "PythonDevice", "PythonEvent", "PythonStream", "attach_python_device",
+    "attached_python_device", "register_contract_kernels", "register_cpu_fallback", "tensor_as_numpy", "numpy_dtype",
+    "SDK_SUCCESS", "SDK_ERROR_INVALID_VALUE", "SDK_ERROR_OUT_OF_MEMORY", "SDK_ERROR_INVALID_DEVICE",
+    "SDK_ERROR_INVALID_HANDLE", "SDK_ERROR_NOT_READY", "SDK_ERROR_NOT_SUPPORTED", "SDK_ERROR_KERNEL_FAULT",
+    "SDK_ERROR_DEVICE_LOST", "SDK_ERROR_UNKNOWN",
+]
+
+# Status codes and constants of csrc/runtime/DeviceApi.h.
+SDK_SUCCESS = 0
+SDK_ERROR_INVALID_VALUE = 1
+SDK_ERROR_OUT_OF_MEMORY = 2
+SDK_ERROR_INVALID_DEVICE = 3
+SDK_ERROR_INVALID_HANDLE = 4
+SDK_ERROR_NOT_READY = 5
+SDK_ERROR_NOT_SUPPORTED = 6
+SDK_ERROR_KERNEL_FAULT = 7
+SDK_ERROR_DEVICE_LOST = 8
+SDK_ERROR_UNKNOWN = 9
+SDK_DEVICE_API_VERSION = 1
+SDK_EVENT_TIMING = 1
+SDK_EVENT_BLOCKING = 2
+MEMCPY_KINDS = ("h2h", "h2d", "d2h", "d2d")
+
+_ERROR_STRINGS = {
+    SDK_SUCCESS: "success", SDK_ERROR_INVALID_VALUE: "invalid value", SDK_ERROR_OUT_OF_MEMORY: "out of memory",
+    SDK_ERROR_INVALID_DEVICE: "invalid device", SDK_ERROR_INVALID_HANDLE: "invalid handle",
+    SDK_ERROR_NOT_READY: "not ready", SDK_ERROR_NOT_SUPPORTED: "not supported",
+    SDK_ERROR_KERNEL_FAULT: "kernel fault", SDK_ERROR_DEVICE_LOST: "device lost", SDK_ERROR_UNKNOWN: "unknown error",
+}
+
+
+class DeviceError(Exception):
+    """Raised by a :class:`PythonDevice` method to fail a call with a given status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = int(status)
+
+
+@dataclasses.dataclass
+class DeviceProperties:
+    """What ``get_device_properties`` reports for one device (``sdk_device_properties``)."""
+
+    name: str
+    total_memory: int
+    supported_dtypes: int = (1 << 64) - 1  # bit i: the dtype numbered i in ScalarType; all ones: every dtype
+    stream_priority_least: int = 0
+    stream_priority_greatest: int = -1
+
+
+class PythonStream:
+    """A stream of a :class:`PythonDevice`: work runs when it is queued, so it is always complete."""
+
+    def __init__(self, device: int, priority: int) -> None:
+        self.device = device
+        self.priority = priority
+
+    def __repr__(self) -> str:
+        return f"PythonStream(device={self.device}, priority={self.priority})"
+
+
+class PythonEvent:
+    """An event of a :class:`PythonDevice`: ``timestamp`` is the host time of its last record (None: never)."""
+
+    def __init__(self, device: int, flags: int) -> None:
+        self.device = device
+        self.flags = flags
+        self.timestamp: float | None = None
+
+    @property
+    def enable_timing(self) -> bool:
+        """True if created with SDK_EVENT_TIMING."""
+        return bool(self.flags & SDK_EVENT_TIMING)
+
+
+class PythonDevice:
+    """A device in Python: host-addressable, synchronous, finite memory (see the module docstring).
+
+    Override any method to change a behaviour; a method fails a call by raising
+    :class:`DeviceError` (or any exception: ``SDK_ERROR_UNKNOWN``).
+    """
+
+    #: The device name reported in its properties.
+    name = "python_device"
+    #: Alignment of device pointers, in bytes.
+    alignment = 256
+
+    def __init__(self, device_count: int = 1, total_memory: int = 256 << 20) -> None:
+        if not 0 <= int(device_count) <= 64:
+            raise ValueError(f"PythonDevice: device_count must be in 0..64, got {device_count}")
+        if int(total_memory) <= 0:
+            raise ValueError(f"PythonDevice: total_memory must be positive, got {total_memory}")
+        self._count = int(device_count)
+        self._total = int(total_memory)
+        self._current = threading.local()
+        self._lock = threading.RLock()
+        self._allocations: dict[int, tuple[int, np.ndarray, int]] = {}  # address -> (device, array, nbytes)
+        self._host_allocations: dict[int, np.ndarray] = {}
+        self._used = [0] * self._count
+        self._pending_faults: dict[int, str] = {}
+
+    # ---- devices ----
+
+    def device_count(self) -> int:
+        """Number of devices."""
+        return self._count
+
+    def check_device(self, device: int, what: str) -> int:
+        """Raises DeviceError(SDK_ERROR_INVALID_DEVICE) unless 0 <= device < device_count()."""
+        if not 0 <= device < self._count:
+            raise DeviceError(SDK_ERROR_INVALID_DEVICE,
+                              f"{what}: device {device} does not exist ({self.name} has {self._count} devices)")
+        return device
+
+    def get_device_properties(self, device: int) -> DeviceProperties:
+        """The properties of ``device``."""
+        self.check_device(device, "get_device_properties")
+        return DeviceProperties(name=self.name, total_memory=self._total)
+
+    def get_device(self) -> int:
+        """The calling thread's current device."""
+        return getattr(self._current, "device", 0)
+
+    def set_device(self, device: int) -> None:
+        """Sets the calling thread's current device."""
+        self._current.device = self.check_device(device, "set_device")
+
+    def mem_get_info(self, device: int) -> tuple[int, int]:
+        """(free bytes, total bytes) of ``device``."""
+        self.check_device(device, "mem_get_info")
+        return self._total - self._used[device], self._total
+
+    # ---- memory ----
+
+    def malloc(self, device: int, nbytes: int) -> int:
+        """Allocates ``nbytes`` on ``device``; returns the address (0 for 0 bytes)."""
+        self.check_device(device, "malloc")
+        if nbytes == 0:
+            return 0
+        with self._lock:
+            free = self._total - self._used[device]
+            if nbytes > free:
+                raise DeviceError(SDK_ERROR_OUT_OF_MEMORY, f"malloc: cannot allocate {nbytes} bytes on device "
+                                  f"{device} of {self.name}: {free} of {self._total} bytes free")
+            array = np.empty(nbytes + self.alignment, dtype=np.uint8)
+            base = array.ctypes.data
+            address = (base + self.alignment - 1) // self.alignment * self.alignment
+            self._allocations[address] = (device, array, nbytes)
+            self._used[device] += nbytes
+            return address
+
+    def free(self, device: int, ptr: int) -> None:
+        """Frees an allocation of ``device`` (0 is a no-op; a foreign pointer is SDK_ERROR_INVALID_VALUE)."""
+        if ptr == 0:
+            return
+        with self._lock:
+            entry = self._allocations.get(ptr)
+            if entry is None or entry[0] != device:
+                raise DeviceError(SDK_ERROR_INVALID_VALUE, f"free: {ptr:#x} is not a live allocation of device "
+                                  f"{device}")
+            del self._allocations[ptr]
+            self._used[device] -= entry[2]
+
+    def host_malloc(self, nbytes: int) -> int:
+        """Allocates pinned host memory (here: any host memory)."""
+        if nbytes == 0:
+            return 0
+        array = np.empty(nbytes + self.alignment, dtype=np.uint8)
+        address = (array.ctypes.data + self.alignment - 1) // self.alignment * self.alignment
+        with self._lock:
+            self._host_allocations[address] = array
+        return address
+
+    def host_free(self, ptr: int) -> None:
+        """Frees pinned host memory."""
+        if ptr == 0:
+            return
+        with self._lock:
+            if self._host_allocations.pop(ptr, None) is None:
+                raise DeviceError(SDK_ERROR_INVALID_VALUE, f"host_free: {ptr:#x} is not a live host allocation")
+
+    def device_of(self, ptr: int, nbytes: int = 1) -> int:
+        """The device whose allocation holds [ptr, ptr + nbytes); DeviceError(INVALID_VALUE) if none."""
+        with self._lock:
+            for address, (device, _, size) in self._allocations.items():
+                if address <= ptr and ptr + nbytes <= address + size:
+                    return device
+        raise DeviceError(SDK_ERROR_INVALID_VALUE, f"{ptr:#x} (+{nbytes} bytes) is not in device memory of {self.name}")
+
+    def as_numpy(self, ptr: int, nbytes: int) -> np.ndarray:
+        """A writable uint8 numpy view of ``nbytes`` of memory at ``ptr`` (device memory is host-addressable)."""
+        if nbytes == 0:
+            return np.empty(0, dtype=np.uint8)
+        return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(ptr))
+
+    # ---- copies ----
+
+    def memcpy(self, dst: int, src: int, nbytes: int, kind: str) -> None:
+        """Synchronous copy (``kind``: "h2h", "h2d", "d2h", "d2d"); reports a pending fault first."""
+        devices = set()
+        if kind in ("d2h", "d2d"):
+            devices.add(self.device_of(src, nbytes))
+        if kind in ("h2d", "d2d"):
+            devices.add(self.device_of(dst, nbytes))
+        for d in sorted(devices):
+            self.raise_pending_fault(d)
+        if nbytes:
+            ctypes.memmove(dst, src, nbytes)
+
+    def memcpy_async(self, dst: int, src: int, nbytes: int, kind: str, stream: PythonStream) -> None:
+        """Copy on a stream (runs at once)."""
+        if kind in ("d2h", "d2d"):
+            self.device_of(src, nbytes)
+        if kind in ("h2d", "d2d"):
+            self.device_of(dst, nbytes)
+        if nbytes:
+            ctypes.memmove(dst, src, nbytes)
+
+    def memset_async(self, dst: int, value: int, nbytes: int, stream: PythonStream) -> None:
+        """Sets ``nbytes`` of device memory to the byte ``value`` (runs at once)."""
+        self.device_of(dst, nbytes)
+        if nbytes:
+            ctypes.memset(dst, value & 0xFF, nbytes)
+
+    # ---- streams ----
+
+    def stream_create(self, device: int, priority: int) -> PythonStream:
+        """A new stream on ``device`` (priority clamped to the device's range)."""
+        self.check_device(device, "stream_create")
+        props = self.get_device_properties(device)
+        priority = min(max(priority, props.stream_priority_greatest), props.stream_priority_least)
+        return PythonStream(device, priority)
+
+    def stream_destroy(self, stream: PythonStream) -> None:
+        """Releases a stream."""
+
+    def stream_query(self, stream: PythonStream) -> bool:
+        """True if the stream's work is done (always, here)."""
+        return True
+
+    def stream_synchronize(self, stream: PythonStream) -> None:
+        """Waits for the stream's work; reports a pending fault of its device."""
+        self.raise_pending_fault(stream.device)
+
+    def stream_wait_event(self, stream: PythonStream, event: PythonEvent) -> None:
+        """Orders the stream after the event (nothing to wait for: work is synchronous)."""
+
+    # ---- events ----
+
+    def event_create(self, device: int, flags: int) -> PythonEvent:
+        """A new event on ``device``."""
+        self.check_device(device, "event_create")
+        return PythonEvent(device, flags)
+
+    def event_destroy(self, event: PythonEvent) -> None:
+        """Releases an event."""
+
+    def event_record(self, event: PythonEvent, stream: PythonStream) -> None:
+        """Records the event on the stream (its timestamp is now)."""
+        if event.device != stream.device:
+            raise DeviceError(SDK_ERROR_INVALID_VALUE, f"event_record: the event belongs to device {event.device}, "
+                              f"the stream to device {stream.device}")
+        event.timestamp = time.perf_counter()
+
+    def event_query(self, event: PythonEvent) -> bool:
+        """True if the recorded work is done (always, here)."""
+        return True
+
+    def event_synchronize(self, event: PythonEvent) -> None:
+        """Waits for the event; reports a pending fault of its device."""
+        self.raise_pending_fault(event.device)
+
+    def event_elapsed_time(self, start: PythonEvent, end: PythonEvent) -> float:
+        """Milliseconds between two timing events' records."""
+        if not (start.enable_timing and end.enable_timing):
+            raise DeviceError(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events need SDK_EVENT_TIMING")
+        if start.timestamp is None or end.timestamp is None:
+            raise DeviceError(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events must have been recorded")
+        return (end.timestamp - start.timestamp) * 1000.0
+
+    # ---- host functions, synchronisation, faults ----
+
+    def launch_host_func(self, stream: PythonStream, fn: Callable[[], None]) -> None:
+        """Runs ``fn()`` in order on the stream (at once)."""
+        fn()
+
+    def device_synchronize(self, device: int) -> None:
+        """Waits for all work of ``device``; reports a pending fault."""
+        self.check_device(device, "device_synchronize")
+        self.raise_pending_fault(device)
+
+    def inject_fault(self, device: int = 0, message: str = "injected kernel fault") -> None:
+        """Makes the next synchronising call on ``device`` fail with SDK_ERROR_KERNEL_FAULT (then the device works)."""
+        self.check_device(device, "inject_fault")
+        with self._lock:
+            self._pending_faults.setdefault(device, message)
+
+    def raise_pending_fault(self, device: int) -> None:
+        """Raises and clears the device's pending asynchronous error, if any."""
+        with self._lock:
+            message = self._pending_faults.pop(device, None)
+        if message is not None:
+            raise DeviceError(SDK_ERROR_KERNEL_FAULT, f"{message} on device {device} of {self.name}")
+
+
+# ---- the C struct ----
+
+_c_stream = ctypes.c_void_p
+_c_event = ctypes.c_void_p
+_status = ctypes.c_int32
+
+
+class _CProperties(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("name", ctypes.c_char * 256), ("total_memory", ctypes.c_uint64),
+                ("supported_dtypes", ctypes.c_uint64), ("stream_priority_least", ctypes.c_int32),
+                ("stream_priority_greatest", ctypes.c_int32)]
+
+
+_HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+# (slot name, argument types); every slot returns sdk_status except the two string slots.
+_SLOTS: list[tuple[str, list[Any]]] = [
+    ("device_count", [ctypes.POINTER(ctypes.c_int32)]),
+    ("get_device_properties", [ctypes.c_int32, ctypes.POINTER(_CProperties)]),
+    ("get_device", [ctypes.POINTER(ctypes.c_int32)]),
+    ("set_device", [ctypes.c_int32]),
+    ("mem_get_info", [ctypes.c_int32, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
+    ("malloc", [ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]),
+    ("free", [ctypes.c_int32, ctypes.c_void_p]),
+    ("host_malloc", [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]),
+    ("host_free", [ctypes.c_void_p]),
+    ("memcpy", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32]),
+    ("memcpy_async", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, _c_stream]),
+    ("memset_async", [ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t, _c_stream]),
+    ("stream_create", [ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]),
+    ("stream_destroy", [_c_stream]),
+    ("stream_query", [_c_stream]),
+    ("stream_synchronize", [_c_stream]),
+    ("stream_wait_event", [_c_stream, _c_event]),
+    ("event_create", [ctypes.c_int32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]),
+    ("event_destroy", [_c_event]),
+    ("event_record", [_c_event, _c_stream]),
+    ("event_query", [_c_event]),
+    ("event_synchronize", [_c_event]),
+    ("event_elapsed_time", [ctypes.POINTER(ctypes.c_float), _c_event, _c_event]),
+    ("launch_host_func", [_c_stream, _HOST_FN, ctypes.c_void_p]),
+    ("device_synchronize", [ctypes.c_int32]),
+]
+_SLOT_TYPES = {name: ctypes.CFUNCTYPE(_status, *args) for name, args in _SLOTS}
+_STRING_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int32)
+_MESSAGE_FN = ctypes.CFUNCTYPE(ctypes.c_void_p)
+
+
+class _CDeviceApi(ctypes.Structure):
+    _fields_ = ([("struct_size", ctypes.c_size_t), ("api_version", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)]
+                + [(name, _SLOT_TYPES[name]) for name, _ in _SLOTS]
+                + [("get_error_string", _STRING_FN), ("get_last_error_message", _MESSAGE_FN)])
+
+
+class _Bridge:
+    """Owns the struct, its trampolines and the handle tables of one attached PythonDevice."""
+
+    def __init__(self, device: PythonDevice) -> None:
+        self.device = device
+        self.handles: dict[int, Any] = {}
+        self.ids = itertools.count(1)
+        self.local = threading.local()
+        self.strings = {code: ctypes.create_string_buffer(text.encode()) for code, text in _ERROR_STRINGS.items()}
+        self.unknown = ctypes.create_string_buffer(b"unrecognised status")
+        fields: dict[str, Any] = {}
+        for name, _ in _SLOTS:
+            fields[name] = _SLOT_TYPES[name](self._trampoline(getattr(self, "_" + name), name))
+        fields["get_error_string"] = _STRING_FN(self._error_string)
+        fields["get_last_error_message"] = _MESSAGE_FN(self._last_error_message)
+        self.struct = _CDeviceApi(ctypes.sizeof(_CDeviceApi), SDK_DEVICE_API_VERSION, 0, **fields)
+
+    # Note: a trampoline is the only code C calls; nothing raised below escapes it.
+    def _trampoline(self, fn: Callable[..., int | None], name: str) -> Callable[..., int]:
+        def call(*args: Any) -> int:
+            try:
+                status = fn(*args)
+                return SDK_SUCCESS if status is None else int(status)
+            except DeviceError as e:
+                self._set_error(str(e))
+                return e.status
+            except MemoryError as e:
+                self._set_error(f"{name}: {e}")
+                return SDK_ERROR_OUT_OF_MEMORY
+            except BaseException as e:  # noqa: BLE001 - must not cross the C boundary
+                self._set_error(f"{name}: {type(e).__name__}: {e}")
+                return SDK_ERROR_UNKNOWN
+        return call
+
+    def _set_error(self, message: str) -> None:
+        self.local.message = ctypes.create_string_buffer(message.encode("utf-8", "replace"))
+
+    def _error_string(self, status: int) -> int:
+        try:
+            return ctypes.addressof(self.strings.get(status, self.unknown))
+        except BaseException:  # noqa: BLE001
+            return ctypes.addressof(self.unknown)
+
+    def _last_error_message(self) -> int:
+        try:
+            buf = getattr(self.local, "message", None)
+            return ctypes.addressof(buf) if buf is not None else 0
+        except BaseException:  # noqa: BLE001
+            return 0
+
+    def _new_handle(self, obj: Any) -> int:
+        h = next(self.ids) * 16  # non-zero, looks like an aligned pointer
+        self.handles[h] = obj
+        return h
+
+    def _handle(self, h: int | None, cls: type) -> Any:
+        obj = self.handles.get(h or 0)
+        if not isinstance(obj, cls):
+            raise DeviceError(SDK_ERROR_INVALID_HANDLE, f"{h!r} is not a live {cls.__name__} handle")
+        return obj
+
+    @staticmethod
+    def _kind(kind: int) -> str:
+        if not 0 <= kind < len(MEMCPY_KINDS):
+            raise DeviceError(SDK_ERROR_INVALID_VALUE, f"memcpy: invalid copy kind {kind}")
+        return MEMCPY_KINDS[kind]
+
+    # ---- slots ----
+    def _device_count(self, out: Any) -> None:
+        out[0] = self.device.device_count()
+
+    def _get_device_properties(self, device: int, props: Any) -> None:
+        p = self.device.get_device_properties(device)
+        c = _CProperties(ctypes.sizeof(_CProperties), p.name.encode()[:255], p.total_memory,
+                         p.supported_dtypes & ((1 << 64) - 1), p.stream_priority_least, p.stream_priority_greatest)
+        size = min(props.contents.struct_size, ctypes.sizeof(_CProperties))
+        keep = props.contents.struct_size
+        ctypes.memmove(props, ctypes.byref(c), size)
+        props.contents.struct_size = keep
+
+    def _get_device(self, out: Any) -> None:
+        out[0] = self.device.get_device()
+
+    def _set_device(self, device: int) -> None:
+        self.device.set_device(device)
+
+    def _mem_get_info(self, device: int, free: Any, total: Any) -> None:
+        f, t = self.device.mem_get_info(device)
+        free[0], total[0] = f, t
+
+    def _malloc(self, device: int, out: Any, nbytes: int) -> None:
+        out[0] = self.device.malloc(device, nbytes) or None
+
+    def _free(self, device: int, ptr: int | None) -> None:
+        self.device.free(device, ptr or 0)
+
+    def _host_malloc(self, out: Any, nbytes: int) -> None:
+        out[0] = self.device.host_malloc(nbytes) or None
+
+    def _host_free(self, ptr: int | None) -> None:
+        self.device.host_free(ptr or 0)
+
+    def _memcpy(self, dst: int | None, src: int | None, nbytes: int, kind: int) -> None:
+        self.device.memcpy(dst or 0, src or 0, nbytes, self._kind(kind))
+
+    def _memcpy_async(self, dst: int | None, src: int | None, nbytes: int, kind: int, stream: int | None) -> None:
+        self.device.memcpy_async(dst or 0, src or 0, nbytes, self._kind(kind), self._handle(stream, PythonStream))
+
+    def _memset_async(self, dst: int | None, value: int, nbytes: int, stream: int | None) -> None:
+        self.device.memset_async(dst or 0, value, nbytes, self._handle(stream, PythonStream))
+
+    def _stream_create(self, device: int, priority: int, out: Any) -> None:
+        out[0] = self._new_handle(self.device.stream_create(device, priority))
+
+    def _stream_destroy(self, stream: int | None) -> None:
+        self.device.stream_destroy(self._handle(stream, PythonStream))
+        del self.handles[stream]
+
+    def _stream_query(self, stream: int | None) -> int:
+        return SDK_SUCCESS if self.device.stream_query(self._handle(stream, PythonStream)) else SDK_ERROR_NOT_READY
+
+    def _stream_synchronize(self, stream: int | None) -> None:
+        self.device.stream_synchronize(self._handle(stream, PythonStream))
+
+    def _stream_wait_event(self, stream: int | None, event: int | None) -> None:
+        self.device.stream_wait_event(self._handle(stream, PythonStream), self._handle(event, PythonEvent))
+
+    def _event_create(self, device: int, flags: int, out: Any) -> None:
+        out[0] = self._new_handle(self.device.event_create(device, flags))
+
+    def _event_destroy(self, event: int | None) -> None:
+        self.device.event_destroy(self._handle(event, PythonEvent))
+        del self.handles[event]
+
+    def _event_record(self, event: int | None, stream: int | None) -> None:
+        self.device.event_record(self._handle(event, PythonEvent), self._handle(stream, PythonStream))
+
+    def _event_query(self, event: int | None) -> int:
+        return SDK_SUCCESS if self.device.event_query(self._handle(event, PythonEvent)) else SDK_ERROR_NOT_READY
+
+    def _event_synchronize(self, event: int | None) -> None:
+        self.device.event_synchronize(self._handle(event, PythonEvent))
+
+    def _event_elapsed_time(self, out: Any, start: int | None, end: int | None) -> None:
+        out[0] = self.device.event_elapsed_time(self._handle(start, PythonEvent), self._handle(end, PythonEvent))
+
+    def _launch_host_func(self, stream: int | None, fn: Any, user_data: int | None) -> None:
+        self.device.launch_host_func(self._handle(stream, PythonStream), lambda: fn(user_data))
+
+    def _device_synchronize(self, device: int) -> None:
+        self.device.device_synchronize(device)
+
+
+_attached: dict[str, _Bridge] = {}
+
+
+def attach_python_device(backend: str, device: PythonDevice) -> None:
+    """Attaches ``device`` to ``backend`` (a renamed PrivateUse backend or "privateuseone/two/three").
+
+    Like ``backend_sdk._runtime.attach_device_library``: once per process and
+    backend (attaching the same device object again is a no-op; another one is
+    a ValueError), and it registers the backend's caching allocator. The
+    struct and its trampolines live for the rest of the process.
+    """
+    from .. import _C
+
+    if not isinstance(device, PythonDevice):
+        raise TypeError(f"attach_python_device: expected a PythonDevice, got {type(device).__name__}")
+    bridge = _attached.get(backend)
+    if bridge is not None and bridge.device is device:
+        return
+    bridge = _Bridge(device)
+    _C._runtime._attach_device_api(backend, ctypes.addressof(bridge.struct),
+                                   f"Python device {type(device).__module__}.{type(device).__qualname__}", bridge)
+    _attached[backend] = bridge
+
+
+def attached_python_device(backend: str) -> PythonDevice | None:
+    """The PythonDevice attached to ``backend`` in this process, or None."""
+    bridge = _attached.get(backend)
+    return bridge.device if bridge is not None else None
+
+
+# ---- helpers for backends written in Python ----
+
+def register_contract_kernels(backend: str) -> None:
+    """Registers the SDK's contract-backed kernels for ``backend``: ``empty.memory_format``,
+    ``empty_strided``, ``resize_``, ``_local_scalar_dense`` (item) and ``copy_`` in every direction.
+
+    They are the C++ kernels of csrc/ops/DeviceOps.h (``Note [Contract-backed
+    kernels]``); a device within-device strided or converting copy runs on the
+    host over the device memory, which is right for host-addressable devices
+    such as a :class:`PythonDevice` (``Note [Host-addressable devices]``,
+    csrc/python/PyRuntime.cpp). Once per backend: a second call is a ValueError.
+    """
+    from .. import _C
+
+    key = _C._dispatch_key_name(backend)
+    if key in _contract_kernels_registered:
+        raise ValueError(f"register_contract_kernels: the contract-backed kernels of '{backend}' are already "
+                         "registered (once per process)")
+    _C._runtime._register_contract_kernels(backend)
+    _contract_kernels_registered.add(key)
+
+
+_contract_kernels_registered: set[str] = set()
+
+
+def register_cpu_fallback(backend: str) -> None:
+    """Registers the SDK's boxed CPU fallback (``Note [CPU fallback]``, csrc/ops/DeviceOps.h) for ``backend``:
+    every operator without a kernel of the backend runs on the CPU (inputs copied there, results and mutated
+    arguments copied back), warning once per operator."""
+    from .. import _C
+
+    _C._runtime._register_cpu_fallback(backend)
+
+
+def numpy_dtype(dtype: Any) -> np.dtype:
+    """The numpy dtype of a backend_sdk dtype (bfloat16: ml_dtypes.bfloat16); TypeError if there is none."""
+    from .._factories import _numpy_dtype_table
+
+    for np_dtype, sdk_dtype in _numpy_dtype_table().items():
+        if sdk_dtype == dtype:
+            return np_dtype
+    raise TypeError(f"{dtype} has no numpy equivalent")
+
+
+def tensor_as_numpy(tensor: Any) -> np.ndarray:
+    """A writable numpy view of a tensor on a host-addressable device (a :class:`PythonDevice`), with its
+    sizes and strides: what a kernel written in Python computes on. Writing through it does not bump the
+    tensor's version counter (write results with ``copy_`` where autograd may have saved the tensor)."""
+    dtype = numpy_dtype(tensor.dtype)
+    shape = tuple(tensor.shape)
+    if tensor.numel() == 0:
+        return np.empty(shape, dtype=dtype)
+    strides = tuple(s * dtype.itemsize for s in tensor.stride())
+    extent = (sum((n - 1) * s for n, s in zip(shape, tensor.stride())) + 1) * dtype.itemsize
+    flat = np.ctypeslib.as_array((ctypes.c_uint8 * extent).from_address(tensor.data_ptr()))
+    return np.lib.stride_tricks.as_strided(flat.view(dtype), shape=shape, strides=strides)
