@@ -251,9 +251,45 @@ bool sign(const IValue& v, Signature& key) {
   }
 }
 
+// The `.out` overload that writes a functional operator's results into given
+// tensors (add.Tensor -> add.out, max.dim -> max.dim_max): the functional
+// arguments, then one kwarg-only `Tensor(a!)` per return. The worker runs it
+// into the fresh results' aliases, saving a host allocation and a copy.
+// nullptr if there is none.
+sdk::OperatorEntry* find_out_variant(const sdk::OperatorHandle& op) {
+  const sdk::FunctionSchema& f = op.schema();
+  if (f.is_mutable()) return nullptr;
+  sdk::Dispatcher& dispatcher = sdk::Dispatcher::singleton();
+  const std::string base = f.ns + "::" + f.name;
+  for (const std::string& overload : dispatcher.overload_names(base)) {
+    std::optional<sdk::OperatorHandle> candidate = dispatcher.find_schema(overload.empty() ? base : base + "." + overload);
+    if (!candidate) continue;
+    const sdk::FunctionSchema& o = candidate->schema();
+    const size_t nf = f.arguments.size(), nr = f.returns.size();
+    if (!o.is_out_fn() || o.arguments.size() != nf + nr || o.returns.size() != nr) continue;
+    bool same = true;
+    for (size_t i = 0; i < nf && same; ++i) same = o.arguments[i].str() == f.arguments[i].str();
+    for (size_t i = nf; i < nf + nr && same; ++i) same = o.arguments[i].kwarg_only && o.arguments[i].is_write();
+    if (same) return &candidate->entry();
+  }
+  return nullptr;
+}
+
+struct LaunchPlan {
+  std::vector<ResultGeometry> results;
+  sdk::OperatorEntry* out_variant = nullptr;  // see find_out_variant
+};
+
 struct GeometryCache {
-  std::unordered_map<Signature, std::vector<ResultGeometry>, SignatureHash> entries;
+  std::unordered_map<Signature, LaunchPlan, SignatureHash> entries;
+  std::unordered_map<sdk::OperatorEntry*, sdk::OperatorEntry*> out_variants;
   Signature scratch;
+
+  sdk::OperatorEntry* out_variant_of(const sdk::OperatorHandle& op) {
+    auto it = out_variants.find(&op.entry());
+    if (it == out_variants.end()) it = out_variants.emplace(&op.entry(), find_out_variant(op)).first;
+    return it->second;
+  }
 };
 
 GeometryCache& geometry_cache() {
@@ -297,7 +333,9 @@ bool meta_run(const sdk::OperatorHandle& op, IValue* args, size_t n, std::vector
 // A launched operator is one KernelJob: the boxed arguments with every device
 // tensor replaced by a description of its memory (host alias address and
 // geometry). The worker builds the CPU tensors over the aliases itself, runs
-// the CPU kernel and clears what it made, so every object the kernel creates
+// the CPU kernel (a functional operator's `.out` overload straight into the
+// fresh results' aliases when it has one; otherwise the operator, whose
+// results are then copied in) and clears what it made, so every object the kernel creates
 // is created and destroyed on the worker thread; the job then goes back to a
 // free list from which launching threads take it again. Allocation and
 // release of each piece stay on one thread: a producer thread whose blocks a
@@ -334,6 +372,7 @@ struct KernelJob {
   std::vector<AliasSpec> inputs;   // device tensor arguments
   std::vector<AliasSpec> results;  // fresh results: the kernel's outputs are copied here
   size_t num_returns = 0;
+  sdk::OperatorEntry* out_variant = nullptr;  // run instead of `op`, into the results' aliases
   KernelJob* next = nullptr;       // in the free list
 };
 
@@ -395,9 +434,14 @@ void run_kernel_job(void* raw) {
       }
     }
     const size_t m = job->num_returns;
-    sdk::OperatorHandle(job->op).call_boxed(&job->args);
-    for (const AliasSpec& a : job->results) {
-      sdk::ops::copy_(alias_of(a), job->args[job->args.size() - m + a.slot].to_tensor());
+    if (job->out_variant != nullptr) {
+      for (const AliasSpec& a : job->results) job->args.emplace_back(alias_of(a));  // in return order
+      sdk::OperatorHandle(job->out_variant).call_boxed(&job->args);
+    } else {
+      sdk::OperatorHandle(job->op).call_boxed(&job->args);
+      for (const AliasSpec& a : job->results) {
+        sdk::ops::copy_(alias_of(a), job->args[job->args.size() - m + a.slot].to_tensor());
+      }
     }
   } catch (const std::exception& e) {
     device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
@@ -434,25 +478,26 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   key.push_back(reinterpret_cast<intptr_t>(&op.entry()));
   bool signed_ok = true;
   for (size_t i = 0; i < n && signed_ok; ++i) signed_ok = sign(args[i], key);
-  const std::vector<ResultGeometry>* geometry = nullptr;
-  std::vector<ResultGeometry> computed;
+  const LaunchPlan* plan = nullptr;
+  LaunchPlan computed;
   if (signed_ok) {
     auto it = cache.entries.find(key);
-    if (it != cache.entries.end()) geometry = &it->second;
+    if (it != cache.entries.end()) plan = &it->second;
   }
-  if (geometry == nullptr) {
+  if (plan == nullptr) {
     bool cacheable = signed_ok;
-    if (!meta_run(op, args, n, &computed, &cacheable)) {
+    if (!meta_run(op, args, n, &computed.results, &cacheable)) {
       // The results' shapes depend on the data (a boolean mask, nonzero): no
       // launch can allocate them up front, so the operator runs on the host.
       sdk::ops::cpu_fallback(op, sdk::DispatchKeySet(), stack);
       return;
     }
+    computed.out_variant = cache.out_variant_of(op);
     if (cacheable) {
       if (cache.entries.size() >= kMaxCachedGeometries) cache.entries.clear();
-      geometry = &cache.entries.emplace(key, std::move(computed)).first->second;
+      plan = &cache.entries.emplace(key, std::move(computed)).first->second;
     } else {
-      geometry = &computed;
+      plan = &computed;
     }
   }
 
@@ -464,7 +509,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   try {
     for (size_t j = 0; j < m; ++j) {
       const sdk::Argument& ret = schema.returns[j];
-      const ResultGeometry& g = (*geometry)[j];
+      const ResultGeometry& g = plan->results[j];
       if (ret.alias_info && ret.alias_info->is_write) {
         results[j] = args[aliased_argument(schema, ret)].to_tensor();
         if (!results[j].sizes().equals(g.sizes)) sdk::ops::device::resize_(results[j], g.sizes, std::nullopt);
@@ -480,6 +525,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
     // 2. The job: the CPU kernel over host aliases, on the stream (Note [Kernel jobs]).
     job->op = &op.entry();
     job->num_returns = m;
+    job->out_variant = plan->out_variant;
     job->args.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const IValue& v = args[i];

@@ -160,12 +160,8 @@ _relu_k = _functional(_aten.relu.default, lambda a: np.maximum(a, 0))
 _mm_k = _functional(_aten.mm.default, lambda a, b: a @ b)
 _sum_k = _functional(_aten.sum.default, lambda a, dtype=None: a.sum())
 
-#: Conformance checks known to fail, with the reason (the suite marks them xfail(strict=True)).
-CONFORMANCE_XFAIL = {
-    name: "the CPU reference is wrong: sum of a non-contiguous bool/integer input with promotion to int64 "
-          "reads wrong memory on the CPU (pyaccel's numpy sum is right)"
-    for name in ("sum-functional", "sum-method", "sum-out")
-}
+#: Conformance checks known to fail, with the reason (the suite marks them xfail(strict=True)). None today.
+CONFORMANCE_XFAIL: dict[str, str] = {}
 
 #: The operators pyaccel implements natively (overload -> kernel).
 KERNELS: dict[str, Callable[..., Any]] = {
