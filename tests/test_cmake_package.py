@@ -54,11 +54,13 @@ def cmake_build(source: Path, build: Path, *defines: str) -> subprocess.Complete
     return r
 
 
-def load_in_subprocess(code: str) -> subprocess.CompletedProcess:
+def load_in_subprocess(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Runs ``code`` with the SDK this process imported, from ``cwd`` (not the checkout, whose
+    backend_sdk/ folder would shadow an installed SDK)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(backend_sdk.__file__).parents[1]), env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
-                          timeout=300)
+                          cwd=cwd, timeout=300)
 
 
 def test_prefix_path_points_at_the_package():
@@ -89,7 +91,7 @@ def test_consumer_project_builds_links_and_loads(tmp_path):
         ctypes.CDLL({str(lib)!r})
         assert backend_sdk._C._take_static_registration_errors() == []
         print(backend_sdk.ops.consumer.triple(backend_sdk.tensor([1.0, 2.0])).tolist())
-    """)
+    """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[3.0, 6.0]"
     # The install rule puts the library in <prefix>/<name>/ (site-packages/<name>/ in a wheel).
@@ -111,7 +113,7 @@ def test_found_through_package_root_as_scikit_build_core_does(tmp_path):
         ctypes.CDLL({str(lib)!r})
         x = backend_sdk.tensor([1.0, 2.0])
         print(backend_sdk.ops.samples_cpp.muladd(x, x, x).tolist())
-    """)
+    """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[2.0, 6.0]"
 

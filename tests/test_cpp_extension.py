@@ -13,7 +13,9 @@ import pytest
 import backend_sdk
 from backend_sdk.utils import cpp_extension
 
-ROOT = Path(__file__).resolve().parents[1]
+# Subprocesses import the SDK this process imported (the installed wheel in CI, else the checkout),
+# from a neutral directory: the checkout's backend_sdk/ folder must not shadow an installed SDK.
+SDK_ROOT = Path(backend_sdk.__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler")
 
 
@@ -41,9 +43,9 @@ def ext_root(tmp_path, monkeypatch) -> Path:
 
 def run_python(code: str, env_root: Path, **env: str) -> subprocess.CompletedProcess:
     environ = dict(os.environ, BACKEND_SDK_EXTENSIONS_DIR=str(env_root), **env)
-    environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), environ.get("PYTHONPATH", "")])
+    environ["PYTHONPATH"] = os.pathsep.join([str(SDK_ROOT), environ.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=environ, cwd=ROOT, timeout=600)
+                          env=environ, cwd=env_root.parent, timeout=600)
 
 
 def test_load_builds_registers_and_caches(tmp_path, ext_root):
@@ -180,9 +182,9 @@ def test_concurrent_builds_are_serialised(tmp_path, ext_root):
         print(p, backend_sdk.ops.jit_race.scale(backend_sdk.tensor([2.0])).tolist())
     """
     environ = dict(os.environ, BACKEND_SDK_EXTENSIONS_DIR=str(ext_root))
-    environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), environ.get("PYTHONPATH", "")])
+    environ["PYTHONPATH"] = os.pathsep.join([str(SDK_ROOT), environ.get("PYTHONPATH", "")])
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=environ, cwd=ROOT) for _ in range(3)]
+                              stderr=subprocess.PIPE, text=True, env=environ, cwd=tmp_path) for _ in range(3)]
     results = [p.communicate(timeout=600) + (p.returncode,) for p in procs]
     assert all(code == 0 for _, _, code in results), [err for _, err, _ in results]
     outputs = {out.strip() for out, _, _ in results}
