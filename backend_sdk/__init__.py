@@ -47,6 +47,9 @@ from ._norm import norm
 from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = "0.1.0"
+#: For plain CMake: -DCMAKE_PREFIX_PATH=<this> finds the backend_sdk CMake package (as torch's
+#: torch.utils.cmake_prefix_path); scikit-build-core projects find it through the cmake.root entry point.
+cmake_prefix_path: str = utils.cmake_prefix_path
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)

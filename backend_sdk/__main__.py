@@ -3,7 +3,8 @@
 Commands:
   demo         the accel sample backend on the simulated device: devices, tensors, streams, events,
                memory statistics, results checked against the CPU, a Chrome trace
-  conformance  runs the conformance suite on a backend and prints its operator coverage table
+  conformance  NAME: runs the conformance suite on a backend and prints its operator coverage table
+  new          NAME [--python-only] [--dir PATH]: writes a vendor backend project PATH/NAME/
 """
 from __future__ import annotations
 
@@ -162,6 +163,29 @@ def conformance(argv: list[str]) -> int:
     return suite.run(args.name, args.area, extra)
 
 
+def new_project(name: str, directory: str | None, python_only: bool) -> int:
+    """``new``: writes the project of backend ``name`` (backend_sdk/_scaffold); 1 with a message on bad input."""
+    from backend_sdk._scaffold import create_project
+
+    try:
+        path = create_project(name, directory, python_only=python_only)
+    except (ValueError, FileExistsError) as e:
+        print(f"python -m backend_sdk new: error: {e}", file=sys.stderr)
+        return 1
+    print(f"Wrote the {'pure-Python ' if python_only else ''}backend project {path}")
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        print(f"  {f.relative_to(path.parent)}")
+    print(f"Next: pip install {path} && pytest {path / 'tests'}")
+    return 0
+
+
+def _add_new_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("new", help="write a vendor backend project (pyproject, CMake, device, kernels, tests)")
+    p.add_argument("name", help="the backend's device name and Python package, e.g. npu")
+    p.add_argument("--python-only", action="store_true", help="no C++: the device and kernels in Python")
+    p.add_argument("--dir", default=None, help="parent directory of the project (default: the current one)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m backend_sdk", description="backend_sdk command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -171,9 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["conformance"]:
         return conformance(argv[1:])
+    _add_new_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo()
+    if args.command == "new":
+        return new_project(args.name, args.dir, args.python_only)
     return 2
 
 

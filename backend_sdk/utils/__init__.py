@@ -7,13 +7,17 @@ from .. import _C
 
 __all__ = [
     "rename_privateuse1_backend", "rename_privateuse2_backend", "rename_privateuse3_backend",
-    "get_privateuse1_backend_name", "include_paths", "library_paths",
+    "get_privateuse1_backend_name", "include_paths", "library_paths", "cmake_prefix_path",
 ]
 
 import os as _os
 from pathlib import Path as _Path
 
 _PACKAGE_DIR = _Path(__file__).resolve().parent.parent
+
+
+#: The directory to put on CMAKE_PREFIX_PATH for find_package(backend_sdk) (= backend_sdk.cmake_prefix_path).
+cmake_prefix_path: str = str(_PACKAGE_DIR / "share" / "cmake")
 
 
 def include_paths() -> list[str]:

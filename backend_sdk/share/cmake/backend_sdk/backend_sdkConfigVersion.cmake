@@ -1,0 +1,23 @@
+# Version of the backend_sdk CMake package (kept equal to the Python package's version;
+# tests/test_cmake_package.py checks it). A request is compatible when the major versions match and
+# the installed version is not older (0.x: the minor version must match too, as in semantic versioning).
+set(PACKAGE_VERSION "0.1.0")
+if(NOT PACKAGE_FIND_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+elseif(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+else()
+  string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _bsdk_mm "${PACKAGE_VERSION}")
+  set(_bsdk_major "${CMAKE_MATCH_1}")
+  set(_bsdk_minor "${CMAKE_MATCH_2}")
+  if(NOT PACKAGE_FIND_VERSION_MAJOR EQUAL _bsdk_major)
+    set(PACKAGE_VERSION_COMPATIBLE FALSE)
+  elseif(_bsdk_major EQUAL 0 AND NOT PACKAGE_FIND_VERSION_MINOR EQUAL _bsdk_minor)
+    set(PACKAGE_VERSION_COMPATIBLE FALSE)
+  else()
+    set(PACKAGE_VERSION_COMPATIBLE TRUE)
+  endif()
+  if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
+    set(PACKAGE_VERSION_EXACT TRUE)
+  endif()
+endif()
