@@ -18,7 +18,7 @@ import pytest
 import backend_sdk
 from backend_sdk import _C
 from backend_sdk.testing._opinfo import ALL_DTYPES, FLOATING, OpInfo, SampleInput, call_variant, op_db
-from backend_sdk.testing._sample_inputs import dtype_name
+from backend_sdk.testing._sample_inputs import copy_with_strides, dtype_name
 
 # aten overloads with a CPU kernel and no Meta kernel, on purpose.
 META_EXCLUSIONS: dict[str, str] = {}
@@ -89,20 +89,6 @@ def _flat(r: Any) -> list:
     return list(r) if isinstance(r, (tuple, list)) else [r]
 
 
-def _copy(t: backend_sdk.Tensor) -> backend_sdk.Tensor:
-    """A fresh tensor with t's sizes, strides and device (expanded dims stay stride-0 views)."""
-    zero = [i for i, (s, st) in enumerate(zip(t.shape, t.stride())) if st == 0 and s > 1]
-    if zero:
-        base = t
-        for i in zero:
-            base = base.narrow(i, 0, 1)
-        return _copy(base).expand(*t.shape)
-    c = backend_sdk.empty_strided(list(t.shape), list(t.stride()), dtype=t.dtype, device=t.device)
-    if t.numel():
-        c.copy_(t)
-    return c
-
-
 def _significant_strides(t: backend_sdk.Tensor) -> tuple:
     return tuple(st if s > 1 else None for s, st in zip(t.shape, t.stride()))
 
@@ -110,7 +96,7 @@ def _significant_strides(t: backend_sdk.Tensor) -> tuple:
 def _run(op: OpInfo, variant: str, sample: SampleInput) -> tuple[Any, Any, BaseException | None]:
     """(result, the argument that must be returned, error)."""
     if variant == "inplace":
-        sample = SampleInput(_copy(sample.input), sample.args, sample.kwargs, sample.name)
+        sample = SampleInput(copy_with_strides(sample.input), sample.args, sample.kwargs, sample.name)
         expect = sample.input
     elif variant == "out":
         try:

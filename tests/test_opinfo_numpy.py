@@ -24,7 +24,7 @@ from backend_sdk import _C
 from backend_sdk.testing._opinfo import (
     ALL_DTYPES, FLOATING, INTEGRAL, OpInfo, SampleInput, call_variant, make_tensor, numpy_dtype, op_db,
 )
-from backend_sdk.testing._sample_inputs import dtype_name, rng_for
+from backend_sdk.testing._sample_inputs import copy_with_strides, dtype_name, rng_for
 
 settings.register_profile("opinfo", max_examples=8, derandomize=True, deadline=None,
                           suppress_health_check=list(HealthCheck))
@@ -97,20 +97,6 @@ def assert_same(a: Any, b: Any, sample: SampleInput, what: str) -> None:
             raise AssertionError(f"{what}: values differ for {sample}:\n{gx}\nvs\n{gy}")
 
 
-def _copy(t: backend_sdk.Tensor) -> backend_sdk.Tensor:
-    """A fresh copy with t's sizes and strides (an expanded tensor stays an expanded view)."""
-    zero = [i for i, (s, st) in enumerate(zip(t.shape, t.stride())) if st == 0 and s > 1]
-    if zero:
-        base = t
-        for i in zero:
-            base = base.narrow(i, 0, 1)
-        return _copy(base).expand(*t.shape)
-    c = backend_sdk.empty_strided(list(t.shape), list(t.stride()), dtype=t.dtype)
-    if t.numel():
-        c.copy_(t)
-    return c
-
-
 def _overlapping(t: backend_sdk.Tensor) -> bool:
     """PyTorch's has_internal_overlap: a stride-0 dim of size > 1 (an empty tensor never overlaps)."""
     return t.numel() > 0 and any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
@@ -167,7 +153,7 @@ def test_against_numpy(op: OpInfo, dtype: Any, variant: str) -> None:
                 continue
             f = _flat(functional)[0]
             ok = tuple(f.shape) == tuple(x.shape) and can_cast(f.dtype, x.dtype) and not _overlapping(x)
-            target = _copy(x)
+            target = copy_with_strides(x)
             s = SampleInput(target, sample.args, sample.kwargs, sample.name)
             if not ok:
                 with pytest.raises((ValueError, TypeError, RuntimeError)):
@@ -253,7 +239,7 @@ def _random_cases() -> list:
 
 
 def _fresh(sample: SampleInput) -> SampleInput:
-    return sample.transform(_copy)
+    return sample.transform(copy_with_strides)
 
 
 def _check_range(op: OpInfo, sample: SampleInput, r: backend_sdk.Tensor) -> None:

@@ -135,22 +135,29 @@ def make_tensor(shape: Sequence[int], dtype: Any, rng: np.random.Generator, *, l
     return backend_sdk.from_numpy(_values(shape, dtype, rng, low, high, exclude_zero, integers_only))
 
 
-def move(t: backend_sdk.Tensor, device: Any) -> backend_sdk.Tensor:
-    """``t`` on ``device`` with the same sizes and strides (expanded dims stay stride-0 views)."""
-    dev = backend_sdk.device(device) if isinstance(device, str) else device
-    if str(t.device) == str(dev):
-        return t
+def copy_with_strides(t: backend_sdk.Tensor, device: Any = None) -> backend_sdk.Tensor:
+    """A fresh copy of ``t`` (on ``device``, default t's own) with the same sizes and strides; expanded
+    dims stay stride-0 views of a copied base, so overlap and layout are what the original had."""
+    dev = t.device if device is None else device
     sizes, strides = list(t.shape), list(t.stride())
     zero = [i for i, (s, st) in enumerate(zip(sizes, strides)) if st == 0 and s > 1]
     if zero:
         base = t
         for i in zero:
             base = base.narrow(i, 0, 1)
-        return move(base, dev).expand(*sizes)
+        return copy_with_strides(base, dev).expand(*sizes)
     out = backend_sdk.empty_strided(sizes, strides, dtype=t.dtype, device=dev)
     if t.numel() > 0:
-        out.copy_(t)
+        out.copy_(t.detach() if getattr(t, "requires_grad", False) else t)
     return out
+
+
+def move(t: backend_sdk.Tensor, device: Any) -> backend_sdk.Tensor:
+    """``t`` on ``device`` with the same sizes and strides (``t`` itself if already there)."""
+    dev = backend_sdk.device(device) if isinstance(device, str) else device
+    if str(t.device) == str(dev):
+        return t
+    return copy_with_strides(t, dev)
 
 
 def to_numpy(t: Any, upcast_half: bool = True) -> Any:

@@ -18,6 +18,7 @@ import pytest
 
 import backend_sdk as sdk
 from backend_sdk.testing.conformance import first_mismatch, operator_coverage
+from backend_sdk.testing._sample_inputs import copy_with_strides
 
 #: One dtype per kind by default: float32, float16 (reduced precision), int64, uint8 (unsigned), bool.
 DEFAULT_DTYPES = ("float32", "float16", "int64", "uint8", "bool")
@@ -122,27 +123,12 @@ def _describe(sample: Any) -> str:
     return repr(sample)
 
 
-def copy_to(t: Any, device: str) -> Any:
-    """A copy of ``t`` on ``device`` with the same sizes and strides (expanded dims stay stride-0 views)."""
-    sizes, strides = list(t.shape), list(t.stride())
-    zero = [i for i, (n, st) in enumerate(zip(sizes, strides)) if st == 0 and n > 1]
-    if zero:
-        base = t
-        for i in zero:
-            base = base.narrow(i, 0, 1)
-        return copy_to(base, device).expand(*sizes)
-    out = sdk.empty_strided(sizes, strides, dtype=t.dtype, device=device)
-    if t.numel() > 0:
-        out.copy_(t.detach() if t.requires_grad else t)
-    return out
-
-
 def paired_samples(op: Any, dtype: Any, device: str, requires_grad: bool = False) -> Iterable[tuple[Any, Any]]:
     """(CPU sample, device sample) pairs: independent copies of each of the database's samples with the same
     layouts, so that an in-place form run on one never changes the other (or a later sample)."""
     def make(device: str) -> Any:
         def fn(t: Any) -> Any:
-            c = copy_to(t, device)
+            c = copy_with_strides(t, device)
             if requires_grad and c.dtype in (sdk.float16, sdk.bfloat16, sdk.float32, sdk.float64):
                 c = c.detach().requires_grad_(True)
             return c
