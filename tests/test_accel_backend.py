@@ -239,6 +239,31 @@ def test_cpu_fallback_runs_unsupported_operators_and_warns_once():
     assert len(messages) <= 1  # once per operator per process (an earlier test may have warned already)
 
 
+def test_fallback_refuses_tensors_on_two_devices():
+    """Note [CPU fallback: devices, overlap and generators]: the host copies must not hide a device mix-up."""
+    x, dx = _pair(4, 4)
+    with pytest.raises(ValueError, match="Expected all tensors to be on the same device, but found at least two "
+                                         "devices, accel:0 and cpu"):
+        dx.take(sdk.tensor([0, 5]))                                      # take runs through the fallback
+    with pytest.raises(ValueError, match="Expected all tensors to be on the same device"):
+        dx.take(sdk.tensor([0, 5]).to("accel:1"))
+    assert host(dx.take(sdk.tensor([0, 5]).to("accel"))).tolist() == x.numpy().reshape(-1)[[0, 5]].tolist()
+
+
+def test_fallback_random_operators_use_the_device_generator():
+    cpu_state = sdk.get_rng_state()
+    accel.manual_seed(5)
+    first = host(sdk.randint(0, 1000, (16,), device="accel"))           # random_ runs through the fallback
+    second = host(sdk.randint(0, 1000, (16,), device="accel"))
+    accel.manual_seed(5)
+    again = host(sdk.randint(0, 1000, (16,), device="accel"))
+    assert (first == again).all() and not (first == second).all()      # accel's seed decides, and it advances
+    g = sdk.Generator("cpu")
+    g.manual_seed(5)
+    assert (first == sdk.randint(0, 1000, (16,), generator=g).numpy()).all()  # Philox: the CPU's numbers
+    assert (sdk.get_rng_state().numpy() == cpu_state.numpy()).all()  # the CPU generator was not used
+
+
 def test_fallback_writes_mutated_arguments_back():
     x, dx = _pair(4, 3)
     dx.cumprod_(0) if hasattr(dx, "cumprod_") else None

@@ -108,7 +108,12 @@ def test_generated_files(tmp_path, python_only):
 def run_generated_tests(project: Path, site: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(SDK_ROOT), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
+    # The conformance suite runs with the project's tests: through the installed entry point, or (in a
+    # development checkout, where it is not installed) the plugin named with -p.
+    from backend_sdk.testing import conformance
+    plugin = [] if conformance._entry_point_present() else ["-p", "backend_sdk.testing.conformance.plugin"]
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
+                           str(project / "tests")],
                           capture_output=True, text=True, env=env, cwd=project.parent, timeout=900)
 
 

@@ -55,6 +55,7 @@ import numpy as np
 __all__ = [
     "DeviceError", "DeviceProperties", "PythonDevice", "PythonEvent", "PythonStream", "attach_python_device",
     "attached_python_device", "register_contract_kernels", "register_cpu_fallback", "tensor_as_numpy", "numpy_dtype",
+    "numpy_kernel", "inplace_kernel", "out_kernel", "meta_twin",
     "SDK_SUCCESS", "SDK_ERROR_INVALID_VALUE", "SDK_ERROR_OUT_OF_MEMORY", "SDK_ERROR_INVALID_DEVICE",
     "SDK_ERROR_INVALID_HANDLE", "SDK_ERROR_NOT_READY", "SDK_ERROR_NOT_SUPPORTED", "SDK_ERROR_KERNEL_FAULT",
     "SDK_ERROR_DEVICE_LOST", "SDK_ERROR_UNKNOWN",
@@ -651,3 +652,98 @@ def tensor_as_numpy(tensor: Any) -> np.ndarray:
     extent = (sum((n - 1) * s for n, s in zip(shape, tensor.stride())) + 1) * dtype.itemsize
     flat = np.ctypeslib.as_array((ctypes.c_uint8 * extent).from_address(tensor.data_ptr()))
     return np.lib.stride_tricks.as_strided(flat.view(dtype), shape=shape, strides=strides)
+
+
+# ---- kernels written with numpy ------------------------------------------------------------------------------
+# What every Python backend's kernels need around their numpy line: argument checks and the result's metadata
+# from the SDK's Meta kernels, the device checks, allocation on the device, the inputs converted to the
+# result's dtype (the SDK's type promotion), and the in-place / out= forms. A backend supplies only the numpy
+# computation (samples/python_backend, the `--python-only` scaffold).
+
+def _on_device(value: Any) -> bool:
+    from .. import Tensor
+
+    return isinstance(value, Tensor) and value.device.type not in ("cpu", "meta")
+
+
+def meta_twin(value: Any) -> Any:
+    """A meta tensor with a device tensor's geometry; anything else unchanged (CPU tensors here are 0-d CPU
+    scalars, Python numbers, which the Meta kernels must still see as such for type promotion)."""
+    if _on_device(value):
+        from .. import empty_strided
+
+        return empty_strided(tuple(value.shape), value.stride(), dtype=value.dtype, device="meta")
+    return value
+
+
+def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
+    """Every tensor argument on one device (0-d CPU tensors are scalars), with PyTorch's message."""
+    from .. import Tensor
+
+    first = None
+    for t in list(args) + list(kwargs.values()):
+        if not isinstance(t, Tensor) or (t.device.type == "cpu" and t.dim() == 0):
+            continue
+        if first is None:
+            first = t.device
+        elif t.device != first:
+            raise ValueError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                             f"{first} and {t.device}! (when checking arguments for {overload.__name__})")
+
+
+def _meta_call(overload: Any, args: tuple, kwargs: dict) -> Any:
+    _check_devices(overload, args, kwargs)
+    return overload(*[meta_twin(a) for a in args], **{k: meta_twin(v) for k, v in kwargs.items()})
+
+
+def _host(value: Any, dtype: Any) -> Any:
+    """The numpy view of a tensor argument, converted to the result dtype; other values unchanged."""
+    from .. import Tensor
+
+    if isinstance(value, Tensor):
+        array = tensor_as_numpy(value) if _on_device(value) else value.numpy()
+        return array.astype(numpy_dtype(dtype), copy=False)
+    return value
+
+
+def numpy_kernel(overload: Any, compute: Callable[..., np.ndarray]) -> Callable[..., Any]:
+    """A kernel for the functional ``overload`` (e.g. ``backend_sdk.ops.aten.add.Tensor``) of a backend whose
+    device is host-addressable: the overload's Meta kernel checks the arguments and gives the result's sizes
+    and dtype, the result is allocated on the arguments' device, and ``compute`` gets the arguments as numpy
+    arrays already converted to the result dtype (other arguments as they are) and returns the values.
+    Register it with ``Library("aten", "IMPL", backend).impl(name, kernel)``."""
+    from .. import empty
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        result = _meta_call(overload, args, kwargs)
+        where = next(a.device for a in list(args) + list(kwargs.values()) if _on_device(a))
+        out = empty(tuple(result.shape), dtype=result.dtype, device=where)
+        if out.numel():
+            tensor_as_numpy(out)[...] = compute(*[_host(a, result.dtype) for a in args], **kwargs)
+        return out
+    return kernel
+
+
+def inplace_kernel(functional: Callable[..., Any], overload: Any) -> Callable[..., Any]:
+    """The in-place form ``self.op_(...)`` of a functional kernel: the in-place overload's Meta kernel checks
+    the call (broadcast shape, result type castable to self's dtype, overlap), then ``self.copy_`` writes the
+    result (converting to self's dtype and bumping the version counter)."""
+    def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _meta_call(overload, (self,) + args, kwargs)
+        return self.copy_(functional(self, *args, **kwargs))
+    return kernel
+
+
+def out_kernel(functional: Callable[..., Any], overload: Any) -> Callable[..., Any]:
+    """The ``out=`` form of a functional kernel: the out= overload's Meta kernel checks the call and out's
+    dtype, then out is resized to the result's shape and written with ``copy_``."""
+    def kernel(*args: Any, out: Any, **kwargs: Any) -> Any:
+        try:
+            _meta_call(overload, args, dict(kwargs, out=out))
+        except NotImplementedError:  # no Meta kernel for this out= overload: copy_ below still checks shapes
+            pass
+        result = functional(*args, **kwargs)
+        if tuple(out.shape) != tuple(result.shape):
+            out.resize_(tuple(result.shape))
+        return out.copy_(result)
+    return kernel

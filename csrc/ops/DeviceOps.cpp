@@ -7,6 +7,7 @@
 #include "ops/Factories.h"
 #include "ops/Functions.h"
 #include "ops/Resize.h"
+#include "tensor/Generator.h"
 #include "runtime/DeviceGuard.h"
 #include "runtime/DeviceRegistry.h"
 #include "runtime/Event.h"
@@ -223,7 +224,30 @@ void warn_once(const OperatorHandle& op, DeviceType backend) {
 struct Moved {
   Tensor original;
   Tensor host;
+  Tensor device_bytes;  // the original's whole storage, flat (see host_copy_of_storage)
+  Tensor host_bytes;    // its host copy, which `host` views
 };
+
+// Note [CPU fallback: devices, overlap and generators]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Details of Note [CPU fallback] (ops/DeviceOps.h) that make a fallback call
+// behave like a device kernel, not like a CPU one:
+//  - devices: tensors on two devices, or a device tensor with a CPU tensor
+//    that is not a 0-dim scalar, are refused with PyTorch's "Expected all
+//    tensors to be on the same device" before anything is copied (the host
+//    copies would otherwise hide the mistake). Tensor?[] indices may be CPU
+//    tensors, as in PyTorch's index and index_put_.
+//  - overlap: a mutated argument's host copy is the whole storage with the
+//    argument's geometry, so the CPU kernel sees the same aliasing (an
+//    expanded `self` of an in-place op is refused as on the CPU) and the
+//    write-back copies the storage back; only an out= argument the kernel
+//    resized is written back element by element.
+//  - generators: a `Generator?` argument (None: the device's default
+//    generator) is replaced by a CPU generator holding the device
+//    generator's state, and the state the CPU kernel leaves is stored back;
+//    Philox numbers depend only on (seed, offset, index), so a random
+//    operator served by the fallback gives the device's numbers and advances
+//    the device's generator, not the CPU's.
 
 class CpuFallback {
  public:
@@ -237,26 +261,70 @@ class CpuFallback {
     }
     const size_t n = schema_.arguments.size();
     const size_t base = stack_.size() - n;
+    for (size_t i = 0; i < n; ++i) check_device(stack_[base + i]);
     for (size_t i = 0; i < n; ++i) move_argument(stack_[base + i], i);
     SDK_CHECK_NOT_IMPLEMENTED(device_.has_value(), "cpu_fallback: '", op_.name(),
                               "' has no tensor or device argument on a device");
     warn_once(op_, device_->type);
+    for (size_t i = 0; i < n; ++i) {
+      if (schema_.arguments[i].type->base_kind() == TypeKind::Generator) use_host_generator(stack_[base + i]);
+    }
     op_.call_boxed(&stack_);
+    for (const auto& [device_generator, host_generator] : generators_) {
+      device_generator->set_state(host_generator->get_state());
+    }
     write_back();
     const size_t m = schema_.returns.size();
     for (size_t i = 0; i < m; ++i) move_result(stack_[stack_.size() - m + i], schema_.returns[i]);
   }
 
  private:
+  // Note [CPU fallback: devices, overlap and generators], devices.
+  void check_device(const IValue& v) {
+    auto visit = [&](const Tensor& t) {
+      if (!t.defined() || t.is_meta() || (t.is_cpu() && t.dim() == 0)) return;
+      if (!first_) {
+        first_ = t;
+      } else if (t.device() != first_->device() && (on_device(t) || on_device(*first_))) {
+        check_same_device(op_.name().c_str(), *first_, t);
+      }
+    };
+    if (v.is_tensor()) {
+      visit(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) visit(t);
+    }
+  }
+
+  // A mutated argument's whole storage on the host, viewed with its geometry
+  // (Note [CPU fallback: devices, overlap and generators], overlap).
+  Tensor host_copy_of_storage(const Tensor& t) {
+    const int64_t itemsize = static_cast<int64_t>(t.itemsize());
+    const int64_t elems = static_cast<int64_t>(t.storage()->nbytes()) / itemsize;
+    Tensor device_bytes = from_blob(t.storage()->data(), static_cast<size_t>(elems * itemsize), {elems}, {1}, 0,
+                                    t.dtype(), t.device());
+    Tensor host_bytes = make_tensor({elems}, t.dtype(), Device(DeviceType::CPU));
+    if (elems > 0) ops::copy_(host_bytes, device_bytes);
+    Tensor host = ops::as_strided(host_bytes, t.sizes(), t.strides(), t.storage_offset());
+    mutated_.push_back({t, host, device_bytes, host_bytes});
+    return host;
+  }
+
   Tensor host_copy(const Tensor& t, size_t arg) {
     if (!on_device(t)) return t;
     if (!device_) device_ = t.device();
-    if (schema_.is_mutable_arg(arg)) {
-      Tensor host = to_cpu(t);
-      mutated_.push_back({t, host});
-      return host;
-    }
+    if (schema_.is_mutable_arg(arg)) return host_copy_of_storage(t);
     return to_cpu(t);
+  }
+
+  // Note [CPU fallback: devices, overlap and generators], generators.
+  void use_host_generator(IValue& v) {
+    Generator device_generator = v.is_none() ? default_generator(*device_) : v.to_generator();
+    if (device_generator->device().type == DeviceType::CPU) return;
+    Generator host_generator = make_generator(Device(DeviceType::CPU));
+    host_generator->set_state(device_generator->get_state());
+    generators_.emplace_back(device_generator, host_generator);
+    v = IValue(host_generator);
   }
 
   void move_argument(IValue& v, size_t arg) {
@@ -282,10 +350,12 @@ class CpuFallback {
 
   void write_back() {
     for (const Moved& m : mutated_) {
-      if (!m.original.sizes().equals(m.host.sizes())) {
+      if (!m.original.sizes().equals(m.host.sizes())) {  // an out= argument the kernel resized
         device::resize_(m.original, m.host.sizes(), std::nullopt);
+        ops::copy_(m.original, m.host);
+      } else if (m.host_bytes.numel() > 0) {
+        ops::copy_(m.device_bytes, m.host_bytes);
       }
-      ops::copy_(m.original, m.host);
     }
   }
 
@@ -312,7 +382,9 @@ class CpuFallback {
   const FunctionSchema& schema_;
   Stack& stack_;
   std::optional<Device> device_;
+  std::optional<Tensor> first_;  // the first non-scalar tensor argument (device check)
   std::vector<Moved> mutated_;
+  std::vector<std::pair<Generator, Generator>> generators_;  // (device's, host stand-in)
 };
 
 void cpu_fallback_boxed(OperatorKernel*, const OperatorHandle& op, DispatchKeySet, Stack* stack) {

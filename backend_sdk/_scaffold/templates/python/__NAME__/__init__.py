@@ -59,32 +59,14 @@ _pd.register_cpu_fallback(BACKEND_NAME)
 _aten = _sdk.ops.aten
 
 
-def _kernel(overload: Any, compute: Callable[..., np.ndarray]) -> Callable[..., Any]:
-    """A kernel: the Meta kernel checks the arguments and gives the result's metadata; numpy computes
-    the values over the device memory (host-addressable on a Python device)."""
-    def kernel(*args: Any, **kwargs: Any) -> Any:
-        def meta(v: Any) -> Any:
-            if isinstance(v, _sdk.Tensor):
-                return _sdk.empty_strided(tuple(v.shape), v.stride(), dtype=v.dtype, device="meta")
-            return v
-
-        result = overload(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
-        where = next(a.device for a in args if isinstance(a, _sdk.Tensor) and a.device.type == BACKEND_NAME)
-        out = _sdk.empty(tuple(result.shape), dtype=result.dtype, device=where)
-        if out.numel():
-            host = [(_pd.tensor_as_numpy(a) if a.device.type == BACKEND_NAME else a.numpy()).astype(
-                _pd.numpy_dtype(result.dtype), copy=False) if isinstance(a, _sdk.Tensor) else a for a in args]
-            _pd.tensor_as_numpy(out)[...] = compute(*host, **kwargs)
-        return out
-    return kernel
-
-
 #: The operators __NAME__ computes itself (overload -> kernel); everything else uses the CPU fallback.
 KERNELS: dict[str, Callable[..., Any]] = {
-    "add.Tensor": _kernel(_aten.add.Tensor, lambda a, b, alpha=1: a + alpha * b),
-    "mul.Tensor": _kernel(_aten.mul.Tensor, lambda a, b: a * b),
-    "relu": _kernel(_aten.relu.default, lambda a: np.maximum(a, 0)),
-    "sum": _kernel(_aten.sum.default, lambda a, dtype=None: a.sum()),
+    # numpy_kernel: the SDK's Meta kernel checks the call and sizes the result; numpy computes the values
+    # over the device memory (host-addressable on a Python device), already in the result's dtype.
+    "add.Tensor": _pd.numpy_kernel(_aten.add.Tensor, lambda a, b, alpha=1: a + alpha * b),
+    "mul.Tensor": _pd.numpy_kernel(_aten.mul.Tensor, lambda a, b: a * b),
+    "relu": _pd.numpy_kernel(_aten.relu.default, lambda a: np.maximum(a, 0)),
+    "sum": _pd.numpy_kernel(_aten.sum.default, lambda a, dtype=None: a.sum()),
 }
 _lib = _library.Library("aten", "IMPL", BACKEND_NAME)
 for _name, _fn in KERNELS.items():
