@@ -11,6 +11,7 @@
 #include "ops/Factories.h"
 #include "ops/Functions.h"
 #include "ops/DeviceOps.h"
+#include "runtime/CurrentDevice.h"
 #include "runtime/DeviceGuard.h"
 #include "runtime/DeviceRegistry.h"
 #include "runtime/Stream.h"
@@ -278,6 +279,7 @@ sdk::OperatorEntry* find_out_variant(const sdk::OperatorHandle& op) {
 struct LaunchPlan {
   std::vector<ResultGeometry> results;
   sdk::OperatorEntry* out_variant = nullptr;  // see find_out_variant
+  std::vector<size_t> mutable_arguments;      // the schema's, whose version counters a launch bumps
 };
 
 struct GeometryCache {
@@ -469,7 +471,8 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   const size_t n = schema.arguments.size(), base = stack->size() - n;
   IValue* args = stack->data() + base;
   const Device device = call_device(op, args, n);
-  sdk::runtime::DeviceGuard guard(device);
+  std::optional<sdk::runtime::DeviceGuard> guard;  // most launches are on the current device already
+  if (sdk::runtime::current_device_index(device.type) != device.index) guard.emplace(device);
 
   // 1. The results' geometry: from the cache or a meta run (Note [Launch geometry cache]).
   GeometryCache& cache = geometry_cache();
@@ -493,6 +496,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
       return;
     }
     computed.out_variant = cache.out_variant_of(op);
+    computed.mutable_arguments = schema.mutable_argument_indices();
     if (cacheable) {
       if (cache.entries.size() >= kMaxCachedGeometries) cache.entries.clear();
       plan = &cache.entries.emplace(key, std::move(computed)).first->second;
@@ -518,7 +522,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
         job->results.push_back(alias_spec(results[j], j, -1));
       }
     }
-    for (size_t i : schema.mutable_argument_indices()) {
+    for (size_t i : plan->mutable_arguments) {
       if (args[i].is_tensor() && args[i].to_tensor().defined()) args[i].to_tensor().impl()->bump_version();
     }
 
