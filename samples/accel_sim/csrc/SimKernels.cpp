@@ -111,12 +111,21 @@ size_t aliased_argument(const sdk::FunctionSchema& schema, const sdk::Argument& 
 
 }  // namespace
 
-Tensor host_alias(const Tensor& t) {
+namespace {
+
+// The host address of a device tensor's storage (nullptr for an empty one).
+void* host_address(const Tensor& t) {
   const sdk::StorageImpl& storage = *t.storage();
   void* host = storage.data() ? device_sim_translate(storage.data()) : nullptr;
   SDK_CHECK(host || !storage.data(), "accel: ", t.str(), " is not in simulated device memory");
-  return sdk::from_blob(host, storage.nbytes(), t.sizes(), t.strides(), t.storage_offset(), t.dtype(),
-                        Device(DeviceType::CPU));
+  return host;
+}
+
+}  // namespace
+
+Tensor host_alias(const Tensor& t) {
+  return sdk::from_blob(host_address(t), t.storage()->nbytes(), t.sizes(), t.strides(), t.storage_offset(),
+                        t.dtype(), Device(DeviceType::CPU));
 }
 
 void launch(Device device, const char* name, std::function<void()> fn) {
@@ -357,11 +366,8 @@ struct AliasSpec {
 };
 
 AliasSpec alias_spec(const Tensor& t, size_t slot, int64_t list_pos) {
-  const sdk::StorageImpl& storage = *t.storage();
-  void* host = storage.data() ? device_sim_translate(storage.data()) : nullptr;
-  SDK_CHECK(host || !storage.data(), "accel: ", t.str(), " is not in simulated device memory");
-  return {slot, list_pos, host, storage.nbytes(), sdk::DimVector(t.sizes()), sdk::DimVector(t.strides()),
-          t.storage_offset(), t.dtype()};
+  return {slot, list_pos, host_address(t), t.storage()->nbytes(), sdk::DimVector(t.sizes()),
+          sdk::DimVector(t.strides()), t.storage_offset(), t.dtype()};
 }
 
 Tensor alias_of(const AliasSpec& a) {
