@@ -98,46 +98,59 @@ bool is_tensor_like(const Type& t) {
 }  // namespace
 
 const FunctionSchema& OperatorEntry::schema() const {
-  SDK_CHECK(schema_.has_value(), "Operator ", name_, " has kernels registered but no schema: it was never defined");
-  return *schema_;
+  const SchemaRecord* rec = schema_record();
+  SDK_CHECK(rec != nullptr, "Operator ", name_, " has kernels registered but no schema: it was never defined");
+  return rec->schema;
 }
 
-DispatchKeySet OperatorEntry::compute_keys_boxed(const Stack& stack) const {
-  uint64_t repr = 0;
-  const IValue* base = stack.data() + stack.size() - num_args_;
-  for (uint16_t pos : tensor_arg_positions_) {
-    const IValue& v = base[pos];
-    if (v.is_tensor()) {
-      if (v.to_tensor().defined()) repr |= v.to_tensor().key_set().raw_repr();
-    } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) repr |= t.key_set().raw_repr();
-    } else if (v.is_list()) {
-      for (const IValue& e : v.to_list()) {
-        if (e.is_tensor() && e.to_tensor().defined()) repr |= e.to_tensor().key_set().raw_repr();
-      }
-    }
-  }
-  LocalDispatchKeySet tls = tls_local_dispatch_key_set();
-  return (DispatchKeySet(DispatchKeySet::RawTag{}, repr) | tls.included) - tls.excluded;
+const std::string& OperatorEntry::schema_debug() const {
+  static const std::string none;
+  const SchemaRecord* rec = schema_record();
+  return rec ? rec->debug : none;
 }
 
-bool OperatorEntry::any_requires_grad_boxed(const Stack& stack) const {
-  const IValue* base = stack.data() + stack.size() - num_args_;
-  for (uint16_t pos : tensor_arg_positions_) {
+void OperatorEntry::check_stack(const SchemaRecord* rec, const Stack& stack) const {
+  size_t n = rec ? rec->schema.arguments.size() : 0;
+  SDK_CHECK(stack.size() >= n, "Internal error: ", name_, " was called with ", stack.size(),
+            " values on the stack but its schema has ", n, " arguments");
+}
+
+namespace {
+// The tensor arguments of a boxed call, for the record's definition (none if undefined).
+template <typename Fn>
+bool any_tensor_argument(const SchemaRecord* rec, const Stack& stack, Fn&& fn) {
+  if (!rec) return false;
+  const IValue* base = stack.data() + stack.size() - rec->schema.arguments.size();
+  for (uint16_t pos : rec->tensor_arg_positions) {
     const IValue& v = base[pos];
     if (v.is_tensor()) {
-      if (boxing::tensor_requires_grad(v.to_tensor())) return true;
+      if (fn(v.to_tensor())) return true;
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list()) {
-        if (boxing::tensor_requires_grad(t)) return true;
+        if (fn(t)) return true;
       }
     } else if (v.is_list()) {
       for (const IValue& e : v.to_list()) {
-        if (e.is_tensor() && boxing::tensor_requires_grad(e.to_tensor())) return true;
+        if (e.is_tensor() && fn(e.to_tensor())) return true;
       }
     }
   }
   return false;
+}
+}  // namespace
+
+DispatchKeySet OperatorEntry::compute_keys_boxed(const SchemaRecord* rec, const Stack& stack) const {
+  uint64_t repr = 0;
+  any_tensor_argument(rec, stack, [&](const Tensor& t) {
+    if (t.defined()) repr |= t.key_set().raw_repr();
+    return false;
+  });
+  LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  return (DispatchKeySet(DispatchKeySet::RawTag{}, repr) | tls.included) - tls.excluded;
+}
+
+bool OperatorEntry::any_requires_grad_boxed(const SchemaRecord* rec, const Stack& stack) const {
+  return any_tensor_argument(rec, stack, [](const Tensor& t) { return boxing::tensor_requires_grad(t); });
 }
 
 const AnnotatedKernel* OperatorEntry::find_kernel(DispatchKey k) const {
@@ -285,8 +298,9 @@ std::string OperatorEntry::dump_state() const {
   std::lock_guard<std::mutex> guard(Dispatcher::singleton().mutex_);
   std::ostringstream os;
   os << "name: " << name_ << "\n";
-  os << "schema: " << (schema_ ? schema_->str() : "(none)") << "\n";
-  if (schema_) os << "debug: " << schema_debug_ << "\n";
+  const SchemaRecord* rec = schema_record();
+  os << "schema: " << (rec ? rec->schema.str() : "(none)") << "\n";
+  if (rec) os << "debug: " << rec->debug << "\n";
   for (const auto& [key, list] : kernels_) {
     for (const auto& k : list) {
       os << to_string(key) << (k->kernel.is_fallthrough() ? " [fallthrough]" : "") << ": " << k->debug << "\n";
@@ -299,9 +313,37 @@ std::string OperatorEntry::dump_state() const {
 // OperatorHandle
 // ---------------------------------------------------------------------------
 void OperatorHandle::call_boxed(Stack* stack) const {
-  DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(*stack),
-                                            [&] { return entry_->any_requires_grad_boxed(*stack); });
+  const SchemaRecord* rec = entry_->schema_record();
+  entry_->check_stack(rec, *stack);
+  DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(rec, *stack),
+                                            [&] { return entry_->any_requires_grad_boxed(rec, *stack); });
   entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
+}
+
+namespace {
+[[noreturn]] void stale_handle(const OperatorEntry& e, const SchemaRecord* bound, const SchemaRecord* now) {
+  SDK_THROW(Runtime, "Tried to call ", e.name(), " through a handle created for its schema '",
+            bound ? bound->schema.str() : std::string("(none)"), "', but the operator ",
+            now ? "was redefined since as '" + now->schema.str() + "'"
+                : std::string("is no longer defined (the library that defined it was closed)"),
+            ". Look the operator up again (backend_sdk.ops.<namespace>.<name>) after redefining it.");
+}
+}  // namespace
+
+void OperatorHandle::call_boxed_bound(const SchemaRecord* bound, Stack* stack) const {
+  const SchemaRecord* rec = entry_->schema_record();
+  if (rec != bound) stale_handle(*entry_, bound, rec);
+  entry_->check_stack(rec, *stack);
+  DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(rec, *stack),
+                                            [&] { return entry_->any_requires_grad_boxed(rec, *stack); });
+  entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
+}
+
+void OperatorHandle::redispatch_boxed_bound(const SchemaRecord* bound, DispatchKeySet ks, Stack* stack) const {
+  const SchemaRecord* rec = entry_->schema_record();
+  if (rec != bound) stale_handle(*entry_, bound, rec);
+  entry_->check_stack(rec, *stack);
+  redispatch_boxed(ks, stack);
 }
 
 void OperatorHandle::redispatch_boxed(DispatchKeySet ks, Stack* stack) const {
@@ -386,8 +428,9 @@ void Dispatcher::update_all_tables() {
 }
 
 void Dispatcher::check_kernel_matches_schema(const OperatorEntry& op, const AnnotatedKernel& k) {
-  if (!op.schema_ || k.kernel.num_cpp_args() < 0) return;
-  const FunctionSchema& s = *op.schema_;
+  const SchemaRecord* rec = op.schema_record();
+  if (!rec || k.kernel.num_cpp_args() < 0) return;
+  const FunctionSchema& s = rec->schema;
   SDK_CHECK_VALUE(static_cast<size_t>(k.kernel.num_cpp_args()) == s.arguments.size(),
                   "The C++ kernel registered for ", op.name(), " at ", k.debug, " takes ", k.kernel.num_cpp_args(),
                   " arguments but the schema '", s.str(), "' has ", s.arguments.size());
@@ -403,41 +446,46 @@ void Dispatcher::emit_warnings(std::vector<std::string> warnings) {
 RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug) {
   SDK_CHECK_VALUE(!schema.ns.empty(), "def(): the schema '", schema.str(), "' needs a namespace");
   std::string name = schema.qualified_name();
+  auto record = std::make_unique<SchemaRecord>();
+  record->schema = std::move(schema);
+  record->debug = std::move(debug);
+  const FunctionSchema& s = record->schema;
+  for (size_t i = 0; i < s.arguments.size(); ++i) {
+    if (is_tensor_like(*s.arguments[i].type)) record->tensor_arg_positions.push_back(static_cast<uint16_t>(i));
+  }
+  const SchemaRecord* raw = record.get();
+  std::string overload = s.overload_name, ns_name = s.ns + "::" + s.name;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     OperatorEntry* op = find_or_create(name);
-    SDK_CHECK_VALUE(!op->schema_, "Tried to register an operator (", schema.str(),
+    const SchemaRecord* existing = op->schema_record();
+    SDK_CHECK_VALUE(!existing, "Tried to register an operator (", s.str(),
                     ") with the same name and overload name multiple times. Each overload's schema should only "
                     "be registered with a single call to def(). Duplicate registration: ",
-                    debug, ". Original registration: ", op->schema_debug_);
+                    raw->debug, ". Original registration: ", existing ? existing->debug : std::string());
+    // Kept before it is published (a failed def stays kept: a reader may have loaded it).
+    schemas_.push_back(std::move(record));  // never freed: Note [Schema lifetime]
     // Kernels registered before the def are checked against it now.
-    op->schema_ = schema;
+    op->schema_.store(raw, std::memory_order_release);
     for (const auto& [key, list] : op->kernels_) {
       for (const auto& k : list) {
         try {
           check_kernel_matches_schema(*op, *k);
         } catch (...) {
-          op->schema_.reset();
+          op->schema_.store(nullptr, std::memory_order_release);
           throw;
         }
       }
     }
-    op->schema_debug_ = debug;
-    op->num_args_ = schema.arguments.size();
-    op->tensor_arg_positions_.clear();
-    for (size_t i = 0; i < schema.arguments.size(); ++i) {
-      if (is_tensor_like(*schema.arguments[i].type)) op->tensor_arg_positions_.push_back(static_cast<uint16_t>(i));
-    }
-    auto& overloads = overloads_[schema.ns + "::" + schema.name];
-    overloads.push_back(schema.overload_name);
+    overloads_[ns_name].push_back(overload);
   }
-  return RegistrationHandle([this, name, overload = schema.overload_name, ns_name = schema.ns + "::" + schema.name] {
+  return RegistrationHandle([this, name, overload, ns_name, raw] {
     std::lock_guard<std::mutex> guard(mutex_);
     OperatorEntry* op = ops_.at(name);
-    op->schema_.reset();
-    op->schema_debug_.clear();
+    if (op->schema_record() == raw) op->schema_.store(nullptr, std::memory_order_release);
     auto& overloads = overloads_[ns_name];
-    overloads.erase(std::find(overloads.begin(), overloads.end(), overload));
+    auto it = std::find(overloads.begin(), overloads.end(), overload);
+    if (it != overloads.end()) overloads.erase(it);
   });
 }
 
@@ -458,7 +506,7 @@ RegistrationHandle Dispatcher::register_impl(const std::string& qualified_name, 
     auto& list = op->kernels_[key];
     if (!list.empty()) {
       warnings.push_back("Overriding a previously registered kernel for the same operator and the same dispatch "
-                         "key\n  operator: " + name + "\n    registered at " + op->schema_debug_ +
+                         "key\n  operator: " + name + "\n    registered at " + op->schema_debug() +
                          "\n  dispatch key: " + to_string(key) + "\n  previous kernel: " + list.front()->debug +
                          "\n       new kernel: " + raw->debug);
     }

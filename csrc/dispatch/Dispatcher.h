@@ -23,7 +23,23 @@
 // never destroyed, which also makes unloading a vendor library safe: its
 // functors' code is never called again, not even their destructors. Operator
 // entries are never freed either: handles to them stay valid for the process's
-// life.
+// life. Schemas follow the same rule: see Note [Schema lifetime].
+//
+// Note [Schema lifetime]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// An operator's schema lives in an immutable SchemaRecord that def() publishes
+// through an atomic pointer and its deregistration unpublishes; records are
+// never freed (the Dispatcher keeps them, like graveyard kernels). So a call
+// that read `op.schema()` may keep using the reference after another thread
+// closed the library that defined the operator or redefined it: a Python
+// kernel converting its returns, the CPU fallback copying results back.
+// Each def() publishes a new record, so a record's address also identifies
+// one definition. A handle bound to a definition (a Python OpOverload, which
+// binds arguments to the schema it was created for) passes its record to
+// call_boxed_bound(), which refuses to run it against another definition: the
+// stack was built for the old schema, and reading it with the new one would
+// read past its end. Boxed calls also check that the stack holds the
+// schema's arguments before reading them.
 #pragma once
 
 #include <array>
@@ -44,6 +60,13 @@
 
 namespace sdk {
 
+// One definition of an operator (Note [Schema lifetime]).
+struct SchemaRecord {
+  FunctionSchema schema;
+  std::string debug;                           // where def() was called
+  std::vector<uint16_t> tensor_arg_positions;  // positions of Tensor / Tensor? / Tensor[] arguments
+};
+
 struct AnnotatedKernel {
   KernelFunction kernel;
   std::string debug;  // where it was registered: "file.cpp:12" or "Python: my_kernel"
@@ -56,9 +79,11 @@ class SDK_API OperatorEntry {
  public:
   explicit OperatorEntry(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
-  bool has_schema() const { return schema_.has_value(); }
+  bool has_schema() const { return schema_record() != nullptr; }
+  // The current definition, or null. Valid for the process's life.
+  const SchemaRecord* schema_record() const { return schema_.load(std::memory_order_acquire); }
   const FunctionSchema& schema() const;
-  const std::string& schema_debug() const { return schema_debug_; }
+  const std::string& schema_debug() const;
 
   // Hot path: see Note [Dispatch]. The kernel receives the masked key set
   // (its fallthrough keys removed), as in c10.
@@ -82,9 +107,13 @@ class SDK_API OperatorEntry {
     return table_[masked.dispatch_table_index()].load(std::memory_order_acquire)->kernel;
   }
   // The key set of a boxed call: tensor arguments on the stack | TLS.
-  DispatchKeySet compute_keys_boxed(const Stack& stack) const;
+  DispatchKeySet compute_keys_boxed(const Stack& stack) const { return compute_keys_boxed(schema_record(), stack); }
+  DispatchKeySet compute_keys_boxed(const SchemaRecord* rec, const Stack& stack) const;
   // True if a tensor argument on the stack requires grad (Note [Autograd fallback fast path]).
-  bool any_requires_grad_boxed(const Stack& stack) const;
+  bool any_requires_grad_boxed(const Stack& stack) const { return any_requires_grad_boxed(schema_record(), stack); }
+  bool any_requires_grad_boxed(const SchemaRecord* rec, const Stack& stack) const;
+  // Throws unless the stack holds at least the record's arguments (Note [Schema lifetime]).
+  void check_stack(const SchemaRecord* rec, const Stack& stack) const;
 
   // These take the Dispatcher lock.
   // Human-readable computed table, one line per runtime key (c10's dumpComputedTable).
@@ -105,10 +134,7 @@ class SDK_API OperatorEntry {
   const AnnotatedKernel* find_kernel(DispatchKey k) const;
 
   std::string name_;
-  std::optional<FunctionSchema> schema_;
-  std::string schema_debug_;
-  std::vector<uint16_t> tensor_arg_positions_;  // positions of Tensor / Tensor? / Tensor[] arguments
-  size_t num_args_ = 0;
+  std::atomic<const SchemaRecord*> schema_{nullptr};  // owned by Dispatcher::schemas_
   std::array<std::atomic<const AnnotatedKernel*>, kDispatchTableSize> table_{};
   std::array<std::atomic<uint64_t>, kNumBackends + 1> non_fallthrough_{};
   // Per backend: the Autograd bit when that backend's Autograd slot is the autograd fallback.
@@ -134,6 +160,11 @@ class SDK_API OperatorHandle {
 
   // Computes the key set from the stack and calls the kernel.
   void call_boxed(Stack* stack) const;
+  // call_boxed for a stack built for the definition `bound`: raises a
+  // RuntimeError naming the operator if it was redefined or undefined since
+  // (Note [Schema lifetime]).
+  void call_boxed_bound(const SchemaRecord* bound, Stack* stack) const;
+  void redispatch_boxed_bound(const SchemaRecord* bound, DispatchKeySet ks, Stack* stack) const;
   void redispatch_boxed(DispatchKeySet ks, Stack* stack) const;
 
  protected:
@@ -232,7 +263,7 @@ class SDK_API Dispatcher {
   std::array<std::unique_ptr<AnnotatedKernel>, kDispatchTableSize> fallbacks_;
   std::unordered_map<std::string, std::string> libraries_;
   std::vector<std::unique_ptr<AnnotatedKernel>> graveyard_;  // see Note [Kernel lifetime]
-  std::vector<std::string> defunct_schemas_;
+  std::vector<std::unique_ptr<SchemaRecord>> schemas_;        // every definition: Note [Schema lifetime]
 };
 
 // Warnings from C++ (e.g. a kernel overriding another). The default handler

@@ -31,8 +31,14 @@ namespace {
 // ---------------------------------------------------------------------------
 // Argument binding
 // ---------------------------------------------------------------------------
+// The schema of a definition read once (op.schema() again could see a newer one).
+const FunctionSchema& schema_of(const OperatorHandle& op, const SchemaRecord* rec) {
+  return rec ? rec->schema : op.schema();  // op.schema() throws: never defined
+}
+
 struct BoundSchema {
-  explicit BoundSchema(OperatorHandle op) : handle(op), schema(op.schema()) {
+  explicit BoundSchema(OperatorHandle op)
+      : handle(op), record(op.entry().schema_record()), schema(schema_of(op, record)) {
     SDK_CHECK_VALUE(schema.arguments.size() < 64, schema.qualified_name(),
                     ": operators with 64 or more arguments cannot be called from Python");
     for (const Argument& a : schema.arguments) {
@@ -47,7 +53,10 @@ struct BoundSchema {
     }
   }
   OperatorHandle handle;
-  FunctionSchema schema;  // a copy: stays valid if the op is deregistered while we run
+  // The definition this handle binds arguments for; calls refuse to run
+  // against another one (Note [Schema lifetime]).
+  const SchemaRecord* record;
+  const FunctionSchema& schema;  // record->schema: records are never freed
   std::vector<std::optional<IValue>> defaults;
   std::vector<py::object> names;
   size_t num_positional = 0;
@@ -169,7 +178,7 @@ PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, 
     PyErr_SetString(PyExc_TypeError, error.c_str());
     return nullptr;
   }
-  b.handle.call_boxed(&stack);
+  b.handle.call_boxed_bound(b.record, &stack);
   return returns_to_python(b.schema, stack);
 }
 
@@ -263,7 +272,7 @@ PyObject* packet_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
       auto* o = reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i));
       std::string error;
       if (bind_arguments(*o->bound, args, nargs, kwnames, &stack, &error, lenient)) {
-        o->bound->handle.call_boxed(&stack);
+        o->bound->handle.call_boxed_bound(o->bound->record, &stack);
         return returns_to_python(o->bound->schema, stack);
       }
       if (!lenient) errors += "\n  " + o->bound->schema.str() + "\n    " + error;
@@ -429,6 +438,8 @@ PyObject* argument_to_python(const IValue& v, const Type& type) {
 // parameters positionally, kwarg-only ones by keyword. GIL held.
 std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema, Stack* stack) {
   size_t n = schema.arguments.size();
+  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
+            " arguments but the stack holds ", stack->size(), " values");
   size_t base = stack->size() - n;
   py::list args;
   py::dict kwargs;
@@ -517,7 +528,11 @@ void check_fresh_outputs(const PythonKernel& k, const FunctionSchema& schema, co
 void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonKernel*>(functor);
   py::gil_scoped_acquire gil;
-  const FunctionSchema& schema = op.schema();
+  // Read once: the reference stays valid if the operator is closed or
+  // redefined while the Python function runs (Note [Schema lifetime]).
+  const SchemaRecord* rec = op.entry().schema_record();
+  op.entry().check_stack(rec, *stack);
+  const FunctionSchema& schema = schema_of(op, rec);
   size_t n = schema.arguments.size();
   size_t base = stack->size() - n;
   // One vectorcall: [keyset,] positional..., kwarg-only... with kwnames.
@@ -584,11 +599,16 @@ std::unordered_map<std::string, py::object>& overload_cache() {
 
 py::object overload_object(const OperatorHandle& op) {
   // Called with the GIL held; the cache makes fallbacks cheap per call.
+  // An entry made for an earlier definition of the operator is replaced
+  // (Note [Schema lifetime]).
   auto& cache = overload_cache();
   auto it = cache.find(op.name());
-  if (it != cache.end()) return it->second;
+  if (it != cache.end() &&
+      reinterpret_cast<PyOpOverload*>(it->second.ptr())->bound->record == op.entry().schema_record()) {
+    return it->second;
+  }
   py::object o = py::reinterpret_steal<py::object>(make_overload(op));
-  cache.emplace(op.name(), o);
+  cache[op.name()] = o;
   return o;
 }
 

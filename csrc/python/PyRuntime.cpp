@@ -4,7 +4,9 @@
 //
 // Every binding that can wait on a device releases the GIL: host functions
 // launched from Python run on device worker threads and take the GIL, so a
-// thread waiting for them while holding it would deadlock.
+// thread waiting for them while holding it would deadlock. Waits inside
+// operators (a copy to the host, item()) release it through the runtime's
+// blocking-wait hooks installed here: Note [Blocking waits release the GIL].
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -18,6 +20,7 @@
 #include "ops/Functions.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
+#include "runtime/BlockingWait.h"
 #include "runtime/CachingAllocator.h"
 #include "runtime/DeviceGuard.h"
 #include "runtime/DeviceRegistry.h"
@@ -147,7 +150,24 @@ std::vector<std::unique_ptr<Library>>& python_registered_libraries() {
 
 }  // namespace
 
+namespace {
+// Note [Blocking waits release the GIL]: release it only if this thread holds
+// it, and not while the interpreter shuts down.
+void* release_gil_for_wait() {
+  #if PY_VERSION_HEX >= 0x030D0000
+  if (!Py_IsInitialized() || Py_IsFinalizing() || !PyGILState_Check()) return nullptr;
+#else
+  if (!Py_IsInitialized() || _Py_IsFinalizing() || !PyGILState_Check()) return nullptr;
+#endif
+  return PyEval_SaveThread();
+}
+void reacquire_gil_after_wait(void* token) {
+  if (token) PyEval_RestoreThread(static_cast<PyThreadState*>(token));
+}
+}  // namespace
+
 void init_runtime(py::module_& parent) {
+  runtime::set_blocking_wait_hooks(&release_gil_for_wait, &reacquire_gil_after_wait);
   py::module_ m = parent.def_submodule("_runtime", "The device runtime: devices, streams, events, caching allocator.");
 
   // ---- devices ----

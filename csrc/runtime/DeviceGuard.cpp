@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/Exception.h"
+#include "runtime/BlockingWait.h"
 #include "runtime/DeviceRegistry.h"
 
 namespace sdk::runtime {
@@ -35,6 +36,7 @@ Device resolve_device(Device d, const char* what) {
 
 void device_synchronize(Device d) {
   d = resolve_device(d, "synchronize");
+  BlockingWait wait;  // Note [Blocking waits release the GIL]
   check_status(d.type, device_api(d.type).device_synchronize(d.index), "synchronize(" + d.str() + ")");
 }
 

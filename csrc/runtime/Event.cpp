@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/Exception.h"
+#include "runtime/BlockingWait.h"
 #include "runtime/DeviceRegistry.h"
 
 namespace sdk::runtime {
@@ -71,6 +72,7 @@ bool Event::query() const {
 
 void Event::synchronize() const {
   if (native_ == nullptr) return;
+  BlockingWait wait;  // Note [Blocking waits release the GIL]
   check_status(device_.type, device_api(device_.type).event_synchronize(native_),
                detail::str("synchronize of an event on ", device_));
 }

@@ -6,6 +6,7 @@
 
 #include "core/Exception.h"
 #include "runtime/DeviceGuard.h"
+#include "runtime/BlockingWait.h"
 #include "runtime/DeviceRegistry.h"
 #include "runtime/Event.h"
 
@@ -70,6 +71,7 @@ bool Stream::query() const {
 }
 
 void Stream::synchronize() const {
+  BlockingWait wait;  // Note [Blocking waits release the GIL]
   check_status(device_.type, device_api(device_.type).stream_synchronize(native()),
                detail::str("synchronize of ", *this));
 }

@@ -461,6 +461,10 @@ sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcp
   op.src = asrc;
   op.n = nbytes;
   op.copy_kind = kind;
+  if (kind == SDK_MEMCPY_DEVICE_TO_DEVICE) {
+    op.copy_src_device = sdev;
+    op.copy_dst_device = ddev;
+  }
   g_devices[st->device]->enqueue(st, std::move(op));
   return SDK_SUCCESS;
 }

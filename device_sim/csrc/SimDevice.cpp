@@ -197,6 +197,15 @@ void SimDevice::record_async_error(sdk_status status, std::string message) {
   has_error_.store(true, std::memory_order_release);
 }
 
+bool SimDevice::peek_async_error(sdk_status* status, std::string* message) const {
+  if (!has_error_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!has_error_.load(std::memory_order_relaxed)) return false;
+  *status = error_status_;
+  *message = error_message_;
+  return true;
+}
+
 bool SimDevice::take_async_error(sdk_status* status, std::string* message) {
   if (!has_error_.load(std::memory_order_acquire)) return false;
   std::lock_guard<std::mutex> lock(error_mutex_);
@@ -340,6 +349,26 @@ void SimDevice::complete_record(SimStream* s, Op& op) {
   done_cv_.notify_all();
 }
 
+// Note [Simulated faults]: a device-to-device copy out of a faulted device
+// carries the fault to its destination instead of the bytes.
+bool SimDevice::forward_fault_of_copy(const Op& op) {
+  sdk_status status;
+  std::string message;
+  const SimDevice* faulted = nullptr;
+  for (const SimDevice* d : {static_cast<const SimDevice*>(this), static_cast<const SimDevice*>(op.copy_src_device)}) {
+    if (d && d != op.copy_dst_device && d->peek_async_error(&status, &message)) {
+      faulted = d;
+      break;
+    }
+  }
+  if (!faulted) return false;
+  op.copy_dst_device->record_async_error(
+      status, "device-to-device copy from device " + std::to_string(faulted->index()) + " to device " +
+                  std::to_string(op.copy_dst_device->index()) +
+                  " did not run: the source device has a pending error: " + message);
+  return true;
+}
+
 void SimDevice::run(SimStream* s, Op& op) {
   if (lost()) {
     // Note [Simulated faults]: a lost device runs nothing.
@@ -378,6 +407,7 @@ void SimDevice::run(SimStream* s, Op& op) {
       break;
     }
     case Op::Copy:
+      if (op.copy_dst_device && forward_fault_of_copy(op)) break;
       std::memmove(op.dst, op.src, op.n);
       name = copy_kind_name(op.copy_kind);
       category = "memcpy";

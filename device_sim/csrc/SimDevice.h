@@ -26,6 +26,13 @@
 // afterwards. A lost device (inject "device_lost") refuses every call until
 // reset_device(); its workers drain what was queued without running it
 // (records still complete, so waits on other devices never hang).
+//
+// Faults cross devices with the data: a device-to-device copy that runs while
+// its source device (or the device whose stream runs it) has a pending error
+// does not copy, and records an error on the destination device that names
+// the source's fault. Otherwise `(x * 2).to("accel:1").cpu()` after a fault on
+// accel:0 would return stale bytes with no error, the fault surfacing only
+// at a later synchronize of accel:0.
 #pragma once
 
 #include <atomic>
@@ -80,6 +87,8 @@ class KernelArgs {
   size_t size_ = 0;
 };
 
+class SimDevice;
+
 struct Op {
   enum Kind : uint8_t { HostFn, Kernel, Copy, Memset, Record, Wait } kind;
   explicit Op(Kind k) : kind(k) {}
@@ -95,6 +104,8 @@ struct Op {
   uint64_t generation = 0;
   const char* name = nullptr;  // kernel name (interned, immortal)
   int copy_kind = 0;           // sdk_memcpy_kind of a Copy
+  SimDevice* copy_src_device = nullptr;  // device-to-device copies: Note [Simulated faults]
+  SimDevice* copy_dst_device = nullptr;
   bool fault = false;          // Note [Simulated faults]: injected kernel fault
 };
 
@@ -139,6 +150,8 @@ class SimDevice {
   void record_async_error(sdk_status status, std::string message);
   // Takes the pending error: false if none.
   bool take_async_error(sdk_status* status, std::string* message);
+  // The pending error without clearing it (false if none).
+  bool peek_async_error(sdk_status* status, std::string* message) const;
   bool has_async_error() const { return has_error_.load(std::memory_order_acquire); }
   // The next `count` kernels launched on `stream` (NULL: any stream) fault.
   void inject_kernel_faults(SimStream* stream, int64_t count, std::string message);
@@ -151,6 +164,7 @@ class SimDevice {
   void worker_loop(bool spins);
   SimStream* pick_locked();
   void run(SimStream* s, Op& op);
+  bool forward_fault_of_copy(const Op& op);
   void complete_record(SimStream* s, Op& op);  // under mutex_
 
   int index_;
@@ -171,7 +185,7 @@ class SimDevice {
   SimStream* fault_stream_ = nullptr;  // under mutex_
   int64_t fault_count_ = 0;            // under mutex_
   std::string fault_message_;          // under mutex_
-  std::mutex error_mutex_;
+  mutable std::mutex error_mutex_;
   std::atomic<bool> has_error_{false};
   sdk_status error_status_ = SDK_SUCCESS;  // under error_mutex_
   std::string error_message_;              // under error_mutex_
