@@ -1,6 +1,8 @@
-"""Tensor factories: empty, zeros, ones, full, arange, tensor, from_numpy, *_like, from_dlpack."""
+"""Tensor factories: empty, zeros, ones, full, arange, tensor, from_numpy, frombuffer, *_like, from_dlpack."""
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -10,7 +12,7 @@ from ._ops import ops
 from ._tensor import Tensor, _contiguous_strides, _int_list
 
 __all__ = [
-    "empty", "empty_strided", "zeros", "ones", "full", "arange", "tensor", "from_numpy", "from_dlpack",
+    "empty", "empty_strided", "zeros", "ones", "full", "arange", "tensor", "from_numpy", "from_dlpack", "frombuffer",
     "empty_like", "zeros_like", "ones_like", "full_like",
 ]
 
@@ -104,25 +106,125 @@ def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, d
     return empty_like(t, dtype=dtype, device=device).fill_(fill_value)
 
 
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A CPU tensor sharing memory with a numpy array (no copy)."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+# Note [Read-only memory]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# Tensors have no read-only flag (neither have PyTorch's): a tensor over a non-writeable numpy array,
+# a read-only buffer (bytes) or a read-only DLPack 1.x tensor can be written through, which is undefined
+# behaviour for the owner (an immutable bytes object changes). As PyTorch does, the zero-copy
+# constructors accept such memory and warn once per process (TORCH_WARN_ONCE) with PyTorch's text,
+# "PyTorch" included, so that the warnings filters written for PyTorch match ours. PyTorch's
+# from_dlpack ignores DLPack's read-only flag; ours warns as from_numpy does (a deliberate extra check,
+# docs/architecture.md). Copying constructors (tensor()) neither warn nor share the memory.
+_NUMPY_NOT_WRITEABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means "
+    "writing to this tensor will result in undefined behavior. You may want to copy the array to protect its "
+    "data or make it writable before converting it to a tensor. This type of warning will be suppressed for "
+    "the rest of this program."
+)
+_BUFFER_NOT_WRITEABLE = (
+    "The given buffer is not writable, and PyTorch does not support non-writable tensors. This means you can "
+    "write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the buffer "
+    "to protect its data or make it writable before converting it to a tensor. This type of warning will be "
+    "suppressed for the rest of this program."
+)
+_DLPACK_READ_ONLY = (
+    "The given DLPack tensor is read-only, and PyTorch does not support non-writable tensors. This means "
+    "writing to this tensor will result in undefined behavior. You may want to copy the tensor to protect its "
+    "data or make it writable before converting it to a tensor. This type of warning will be suppressed for "
+    "the rest of this program."
+)
+#: The once-per-process warnings already given (tests clear it).
+_warned_once: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _tensor_from_numpy(array: np.ndarray) -> Tensor:
     dtype = dtype_from_numpy(array.dtype)
     data = array.__array_interface__["data"][0] if array.size else 0
     return _C._tensor_from_buffer(array, data, list(array.shape), list(array.strides), dtype)
 
 
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a numpy array (no copy).
+
+    A non-writeable array is accepted with PyTorch's UserWarning (once per process): writing to the
+    tensor writes to memory the array's owner considers immutable (Note [Read-only memory]).
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    tensor = _tensor_from_numpy(array)
+    if not array.flags.writeable:
+        _warn_once(_NUMPY_NOT_WRITEABLE)
+    return tensor
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-dimensional CPU tensor over an object implementing the buffer protocol (no copy), as
+    ``torch.frombuffer``: ``count`` elements of ``dtype`` (all that fit when -1) starting ``offset``
+    bytes into the buffer. The tensor keeps the buffer alive. A read-only buffer (``bytes``) is accepted
+    with PyTorch's UserWarning, once per process (Note [Read-only memory]).
+    """
+    for name, v in (("count", count), ("offset", offset)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"frombuffer(): argument '{name}' must be int, not {type(v).__name__}")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise RuntimeError("could not retrieve buffer from object") from None
+    if not view.c_contiguous:  # PyTorch asks for a simple (contiguous) buffer
+        raise RuntimeError("could not retrieve buffer from object")
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"frombuffer(): argument 'dtype' must be backend_sdk.dtype, not {type(dtype).__name__}")
+    elsize = dtype.itemsize
+    length = view.nbytes
+    if not (length > 0 and count != 0):
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not (0 <= offset < length):
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if not (count > 0 or (length - offset) % elsize == 0):
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                         f"multiple of element size ({elsize})")
+    actual = (length - offset) // elsize if count < 0 else count
+    if offset + actual * elsize > length:
+        raise ValueError(f"requested buffer length ({actual} * {elsize} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({length} bytes)")
+    # numpy gives the address of read-only buffers too; the array keeps the view (and the buffer) alive.
+    raw = np.frombuffer(view.cast("B") if view.format != "B" or view.ndim != 1 else view, dtype=np.uint8)
+    address = raw.__array_interface__["data"][0] + offset
+    tensor = _C._tensor_from_buffer(raw, address, [actual], [elsize], dtype)
+    if view.readonly:
+        _warn_once(_BUFFER_NOT_WRITEABLE)
+    return tensor.requires_grad_() if requires_grad else tensor
+
+
 def from_dlpack(obj: Any) -> Tensor:
-    """A tensor sharing memory with any object implementing __dlpack__ (or a DLPack capsule)."""
+    """A tensor sharing memory with any object implementing __dlpack__ (or a DLPack capsule).
+
+    As PyTorch, asks the producer for a DLPack 1.0 capsule (``max_version=(1, 0)``) and falls back to an
+    unversioned one for producers that do not take the argument. A capsule flagged read-only is accepted
+    with a UserWarning, once per process (Note [Read-only memory]).
+    """
     if hasattr(obj, "__dlpack__"):
         device = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
         if device[0] != 1:
             raise TypeError(f"from_dlpack: only CPU (kDLCPU) tensors are supported, got DLPack device {device}")
-        capsule = obj.__dlpack__()
+        try:
+            capsule = obj.__dlpack__(max_version=(1, 0))
+        except TypeError:
+            capsule = obj.__dlpack__()
     else:
         capsule = obj
-    return _C._from_dlpack_capsule(capsule)
+    read_only = _C._dlpack_capsule_read_only(capsule)
+    tensor = _C._from_dlpack_capsule(capsule)
+    if read_only:
+        _warn_once(_DLPACK_READ_ONLY)
+    return tensor
 
 
 def _infer_numpy(data: Any) -> np.ndarray:
@@ -150,7 +252,8 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
         array = _infer_numpy(data)
         if array.dtype.kind == "c":
             raise TypeError("tensor(): complex numbers are not supported")
-        source = from_numpy(array if array.flags.c_contiguous else array.copy(order="C"))
+        # A copy: a read-only source is fine (no warning, as PyTorch's tensor()).
+        source = _tensor_from_numpy(array if array.flags.c_contiguous else array.copy(order="C"))
     out = empty_strided(list(source.shape), _contiguous_strides(source.shape), dtype=dtype or source.dtype,
                         device=device if device is not None else "cpu")
     if out.is_meta:
@@ -172,7 +275,27 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
         raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign")
     all_int = all(isinstance(v, int) for v in (start, end, step))
     np_dtype = np.int64 if all_int else np.float64
-    values = np.arange(start, end, step, dtype=np_dtype)
     if dtype is None:
         dtype = _C.int64 if all_int else _C._get_default_dtype()
-    return tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+    # The result is allocated on its device before any host array: a size the device cannot hold is
+    # its OutOfMemoryError naming the device and the bytes, never numpy's MemoryError for a host
+    # staging array; large results are filled through bounded host chunks.
+    if all_int:
+        count = max(0, -((start - end) // step))
+    else:
+        count = max(0, math.ceil((end - start) / step))
+    if count * np.dtype(np_dtype).itemsize <= _ARANGE_CHUNK_BYTES:
+        return tensor(np.arange(start, end, step, dtype=np_dtype), dtype=dtype, device=device,
+                      requires_grad=requires_grad)
+    out = empty(count, dtype=dtype, device=device)
+    if not out.is_meta:
+        chunk = _ARANGE_CHUNK_BYTES // np.dtype(np_dtype).itemsize
+        for lo in range(0, count, chunk):
+            hi = min(count, lo + chunk)
+            values = np.arange(lo, hi, dtype=np_dtype) * np_dtype(step) + np_dtype(start)
+            out[lo:hi].copy_(_tensor_from_numpy(values))
+    return _maybe_requires_grad(out, requires_grad)
+
+
+#: arange fills results larger than this through host chunks of this size.
+_ARANGE_CHUNK_BYTES = 64 << 20

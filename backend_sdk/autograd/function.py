@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .. import _C
 from ._record import SavedTensor, TensorMeta, _floating, make_node
-from .graph import _SECOND_BACKWARD, edge_of
+from .graph import _SECOND_BACKWARD, edge_of, validate_output
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -155,21 +155,26 @@ class Function(metaclass=_FunctionMeta):
                     f"{len(args)}, got {len(res)})"
                 )
             res = list(res[: len(args)])
+            # Note [Function gradient checks]: as PyTorch's PyNode::apply, then its engine's
+            # validate_outputs: a gradient for a non-Tensor input must be None, a gradient must be a
+            # Tensor or None, and it must fit its input (shape up to broadcasting, device; dtype is cast).
+            # Lists of tensors (Tensor[] arguments of custom operators) are not checked here.
             for i, (g, m) in enumerate(zip(res, in_meta)):
-                if g is None or not needs[i]:
+                if m is None:
+                    if g is not None and not isinstance(args[i], (list, tuple)):
+                        raise RuntimeError(
+                            f"function {cls._backward_name} returned a gradient different than None at "
+                            f"position {i + 1}, but the corresponding forward input was not a Variable")
                     res[i] = None
                     continue
-                if tuple(g.shape) != tuple(m.shape):
-                    from ._formulas import sum_to
-
-                    try:
-                        g = sum_to(g, m.shape)
-                    except Exception:
-                        raise RuntimeError(
-                            f"Function {cls._backward_name} returned an invalid gradient at index {i} - got "
-                            f"{list(g.shape)} but expected shape compatible with {list(m.shape)}"
-                        ) from None
-                    res[i] = g
+                if g is None:
+                    continue
+                if not _is_tensor(g):
+                    raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+                if not needs[i]:
+                    res[i] = None
+                    continue
+                res[i] = validate_output(cls._backward_name, i, g, m)
             return res
 
         def release() -> None:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
 
-__all__ = ["Node", "AccumulateGrad", "run_backward"]
+__all__ = ["Node", "AccumulateGrad", "run_backward", "validate_output", "check_hook_result"]
 
 _sequence = itertools.count()
 
@@ -137,15 +137,92 @@ def _add(a: Any, b: Any) -> Any:
     return a + b
 
 
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool"}
+
+
+def _type_string(t: Any) -> str:
+    """PyTorch's ``Tensor.toString()``: backend and scalar type, e.g. ``CPUFloatType``."""
+    dtype = str(t.dtype).replace("backend_sdk.", "")
+    backend = "CPU" if t.device.type == "cpu" else t.device.type
+    return f"{backend}{_SCALAR_TYPE_NAMES.get(dtype, dtype)}Type"
+
+
+def _hook_name(hook: Any) -> str:
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def check_hook_result(original: Any, result: Any, hook: Any) -> Any:
+    """The gradient a tensor hook leaves: ``original`` if it returned None, else ``result`` checked as
+    PyTorch's hooks check it (python_hook.cpp): a tensor of the same type (backend and dtype) and size."""
+    from .._tensor import Tensor
+
+    if result is None:
+        return original
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype != original.dtype or result.device.type != original.device.type:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{_type_string(original)} got {_type_string(result)})")
+    if tuple(result.shape) != tuple(original.shape):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def _check_node_hook_result(previous: tuple, result: Any, hook: Any) -> list[Any]:
+    """A node hook's replacement gradients, checked as PyTorch checks them (a tuple, one per gradient)."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(previous):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+                           f"{len(result)}, but expected {len(previous)})")
+    return [check_hook_result(p, r, hook) for p, r in zip(previous, result)]
+
+
+def validate_output(node_name: str, index: int, grad: Any, meta: Any) -> Any:
+    """The gradient ``grad`` a node returned for its input ``index`` (described by ``meta``: shape, dtype,
+    device), made to match it as PyTorch's engine does (``validate_outputs`` in engine.cpp): a shape that
+    broadcasts to the input's is sum-reduced to it (``at::sum_to``), another shape is an error; another
+    dtype is cast; another device is an error, except for a 0-dim gradient, which is moved."""
+    if tuple(grad.shape) != tuple(meta.shape):
+        from ._formulas import sum_to
+
+        if not _expandable_to(tuple(meta.shape), tuple(grad.shape)):
+            raise RuntimeError(
+                f"Function {node_name} returned an invalid gradient at index {index} - got "
+                f"{list(grad.shape)} but expected shape compatible with {list(meta.shape)}")
+        grad = sum_to(grad, meta.shape)
+    if grad.dtype != meta.dtype:
+        grad = grad.to(dtype=meta.dtype)
+    if grad.device != meta.device:
+        if grad.dim() != 0:
+            raise RuntimeError(f"Function {node_name} returned an invalid gradient at index {index} - "
+                               f"expected device {meta.device} but got {grad.device}")
+        grad = grad.to(device=meta.device)
+    return grad
+
+
+def _expandable_to(shape: tuple, desired: tuple) -> bool:
+    """``at::is_expandable_to(shape, desired)``: shape broadcasts to desired."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
 def _apply_tensor_hooks(node: Node, buf: list[Any]) -> None:
     if node._pre_hooks:
         for nr, hooks in node._pre_hooks.items():
             for h in list(hooks):
                 if buf[nr] is None:
                     continue
-                r = h(buf[nr])
-                if r is not None:
-                    buf[nr] = r
+                buf[nr] = check_hook_result(buf[nr], h(buf[nr]), h)
     if node._retains:
         for nr, ref in node._retains.items():
             t = ref()
@@ -165,9 +242,7 @@ def _accumulate_into_leaf(node: AccumulateGrad, g: Any, create_graph: bool) -> N
     hooks = var.__dict__.get("_ag_hooks")
     if hooks:
         for h in list(hooks):
-            r = h(g)
-            if r is not None:
-                g = r
+            g = check_hook_result(g, h(g), h)
     if not create_graph:
         g = _detach(g)
     old = var._ag_grad
@@ -251,7 +326,7 @@ def run_backward(
                     for h in list(node._hooks):
                         r = h(tuple(outs), tuple(buf))
                         if r is not None:
-                            outs = list(r)
+                            outs = _check_node_hook_result(tuple(outs), r, h)
             else:
                 outs = [None] * len(node.next_functions)
             if not keep_graph:

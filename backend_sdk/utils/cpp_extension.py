@@ -22,6 +22,21 @@ crashed build leaves nothing that looks finished. Sources compile in parallel: t
 compiler depfiles, so a rebuild recompiles only what changed) when it is on PATH, else one compiler
 process per source.
 
+Several processes may build the same NAME from different inputs at once (two ``load_inline`` calls
+with different sources): each must load its own code. So ``load_inline`` writes ``main.cpp`` only with
+the build lock held, right before compiling it (its key hashes the text, not the file), and a builder
+loads what it built before it releases the lock. After a build the libraries of NAME's other keys are
+deleted (they would pile up with every edit), but only by a builder (under the build lock) that also
+gets ``<dir>/load.lock`` exclusively without waiting: a cached load holds that file shared from the
+existence check to the dlopen, so no library is deleted between the two; when one is held the clean-up
+is left to the next build. Deleting a library that a process has loaded is harmless (its mapping stays).
+A path returned by ``is_standalone=True`` is only guaranteed until another build of NAME.
+
+Errors when loading: a library with an unresolved symbol raises ``ExtensionLoadError`` (an ``OSError``,
+what PyTorch's ``load`` raises through ctypes) naming the extension, the library and the symbol
+(demangled when ``c++filt`` is available); with ``is_python_module=True`` it is an ``ImportError``, as
+PyTorch's, with the same message.
+
 Differences from PyTorch: ``is_python_module`` defaults to False, because vendor code registers its
 kernels and operators with ``SDK_LIBRARY*`` blocks when the library is loaded and has no Python
 module; ``load`` then returns the library's path (what PyTorch returns with
@@ -49,7 +64,7 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = ["load", "load_inline", "include_paths", "library_paths", "get_default_build_root",
-           "verify_ninja_availability", "is_ninja_available"]
+           "verify_ninja_availability", "is_ninja_available", "ExtensionLoadError"]
 
 _CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C")
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inl", ".cuh")
@@ -183,7 +198,7 @@ def _headers_fingerprint(directories: Iterable[str]) -> list[str]:
 
 
 def _build_key(sources: list[str], cflags: list[str], ldflags: list[str], extra_include_paths: list[str],
-               is_python_module: bool) -> str:
+               is_python_module: bool, contents: dict[str, str] | None = None) -> str:
     h = hashlib.sha256()
 
     def feed(s: str) -> None:
@@ -203,6 +218,9 @@ def _build_key(sources: list[str], cflags: list[str], ldflags: list[str], extra_
     feed(repr(is_python_module))
     for src in sources:
         feed(src)
+        if contents is not None and src in contents:  # load_inline: the text, not what the file holds now
+            h.update(hashlib.sha256(contents[src].encode()).digest())
+            continue
         with open(src, "rb") as f:
             h.update(hashlib.sha256(f.read()).digest())
     for line in _headers_fingerprint([os.path.dirname(s) for s in sources] + extra_include_paths):
@@ -288,12 +306,79 @@ def _build(name: str, sources: list[str], cflags: list[str], ldflags: list[str],
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    for stale in glob.glob(os.path.join(build_dir, f"{glob.escape(name)}_*.so")):
-        if stale != target and re.fullmatch(re.escape(name) + r"_[0-9a-f]{16}\.so", os.path.basename(stale)):
-            try:
-                os.unlink(stale)  # a process that loaded it keeps its mapping
-            except OSError:
-                pass
+
+
+class _FileLock:
+    """``fcntl.flock`` on ``path`` (created), held for a ``with`` block; released by the kernel if the
+    process dies."""
+
+    def __init__(self, path: str, mode: int) -> None:
+        self._path, self._mode = path, mode
+
+    def __enter__(self) -> "_FileLock":
+        self._file = open(self._path, "a+")
+        try:
+            fcntl.flock(self._file.fileno(), self._mode)
+        except BaseException:
+            self._file.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+        finally:
+            self._file.close()
+
+
+def _remove_stale_libraries(name: str, build_dir: str, keep: str) -> None:
+    """Deletes NAME's libraries other than ``keep``, unless a cached load is in progress (called with the
+    build lock held; Note [JIT extension cache])."""
+    try:
+        guard = _FileLock(os.path.join(build_dir, "load.lock"), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        guard.__enter__()
+    except BlockingIOError:
+        return  # a process is between its existence check and its dlopen: the next build cleans up
+    try:
+        for stale in glob.glob(os.path.join(build_dir, f"{glob.escape(name)}_*.so")):
+            if stale != keep and re.fullmatch(re.escape(name) + r"_[0-9a-f]{16}\.so", os.path.basename(stale)):
+                try:
+                    os.unlink(stale)  # a process that loaded it keeps its mapping
+                except OSError:
+                    pass
+    finally:
+        guard.__exit__()
+
+
+class ExtensionLoadError(OSError):
+    """A built extension library could not be loaded (an unresolved symbol, ...). An ``OSError``, as
+    what PyTorch's ``cpp_extension.load`` raises from ctypes, so code written for PyTorch catches it."""
+
+
+def _demangle(symbol: str) -> str | None:
+    if not symbol.startswith("_Z") or shutil.which("c++filt") is None:
+        return None
+    try:
+        r = subprocess.run(["c++filt", symbol], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                           timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = r.stdout.strip()
+    return out if r.returncode == 0 and out and out != symbol else None
+
+
+def _load_failure_message(name: str, path: str, error: BaseException) -> str:
+    """The message of a failed dlopen: the extension, the library and, for an unresolved symbol, which."""
+    text = str(error)
+    m = re.search(r"undefined symbol: (\S+)", text)
+    if m is None:
+        return f"Error loading extension '{name}' ({path}): {text}"
+    symbol = m.group(1).rstrip(",")
+    demangled = _demangle(symbol)
+    shown = f"{symbol} ({demangled})" if demangled else symbol
+    return (f"Error loading extension '{name}': the library {path} has an undefined symbol: {shown}. It is "
+            "used by the extension's sources but defined neither in them nor in the libraries it links "
+            "(libbackend_sdk and extra_ldflags): define it, or add the library that defines it to extra_ldflags.")
 
 
 def _load_library(name: str, path: str) -> None:
@@ -303,7 +388,10 @@ def _load_library(name: str, path: str) -> None:
     if path in _loaded:
         return
     _C._take_static_registration_errors()  # start from a clean slate: only this library's errors below
-    handle = ctypes.CDLL(path)
+    try:
+        handle = ctypes.CDLL(path)
+    except OSError as e:
+        raise ExtensionLoadError(_load_failure_message(name, path, e)) from e
     errors = _C._take_static_registration_errors()
     if errors:
         # Unloading runs the library's static destructors, which undo what it did register.
@@ -320,7 +408,12 @@ def _import_module(name: str, path: str) -> types.ModuleType:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    try:
+        module = importlib.util.module_from_spec(spec)
+    except ImportError as e:
+        if "undefined symbol" not in str(e):
+            raise
+        raise ImportError(_load_failure_message(name, path, e), name=name, path=path) from e
     spec.loader.exec_module(module)
     sys.modules[name] = module
     return module
@@ -347,7 +440,29 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
     cache] for caching and concurrent builds.
     """
     _check_name(name)
-    srcs = _checked_sources(name, sources)
+    return _load(name, _checked_sources(name, sources), None, extra_cflags, extra_ldflags, extra_include_paths,
+                 build_directory, verbose, is_python_module, is_standalone)
+
+
+def _write_if_changed(path: str, text: str) -> None:
+    """Writes ``text`` to ``path`` atomically, unless it already holds it (its mtime then stays, so
+    ninja does not recompile it)."""
+    try:
+        if Path(path).read_text() == text:
+            return
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".src.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _load(name: str, srcs: list[str], inline: dict[str, str] | None, extra_cflags: list[str] | None,
+          extra_ldflags: list[str] | None, extra_include_paths: list[str] | None, build_directory: str | None,
+          verbose: bool, is_python_module: bool, is_standalone: bool) -> str | types.ModuleType:
+    """``load``; ``inline`` maps source paths to the text ``load_inline`` writes there (with the build
+    lock held, Note [JIT extension cache])."""
     user_cflags = _as_list(extra_cflags, "extra_cflags")
     user_ldflags = _as_list(extra_ldflags, "extra_ldflags")
     user_includes = [os.path.abspath(p) for p in _as_list(extra_include_paths, "extra_include_paths")]
@@ -362,29 +477,38 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
         ldflags += [f"-L{d}", f"-Wl,-rpath,{d}"]
     ldflags += ["-lbackend_sdk"] + user_ldflags
 
-    key = _build_key(srcs, cflags, ldflags, user_includes, is_python_module)
+    key = _build_key(srcs, cflags, ldflags, user_includes, is_python_module, contents=inline)
     build_dir = os.path.abspath(build_directory) if build_directory else _get_build_directory(name, verbose)
     os.makedirs(build_dir, exist_ok=True)
     target = os.path.join(build_dir, f"{name}_{key}.so")
-    if not os.path.exists(target):
-        with open(os.path.join(build_dir, "lock"), "a+") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                if not os.path.exists(target):  # another process may have built it meanwhile
-                    if verbose:
-                        print(f"Building extension '{name}' in {build_dir}", file=sys.stderr)
-                    _build(name, srcs, cflags, ldflags, build_dir, target, verbose,
-                           use_ninja=is_ninja_available() and os.environ.get("BACKEND_SDK_JIT_NO_NINJA") != "1")
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-    elif verbose:
-        print(f"Extension '{name}' is up to date: {target}", file=sys.stderr)
-    if is_standalone:
+
+    def finish() -> str | types.ModuleType:
+        if is_standalone:
+            return target
+        if is_python_module:
+            return _import_module(name, target)
+        _load_library(name, target)
         return target
-    if is_python_module:
-        return _import_module(name, target)
-    _load_library(name, target)
-    return target
+
+    if target in _loaded and not is_standalone and not is_python_module:
+        return target
+    # Cached: the shared hold keeps another builder's clean-up from deleting target until it is loaded.
+    with _FileLock(os.path.join(build_dir, "load.lock"), fcntl.LOCK_SH):
+        if os.path.exists(target):
+            if verbose:
+                print(f"Extension '{name}' is up to date: {target}", file=sys.stderr)
+            return finish()
+    with _FileLock(os.path.join(build_dir, "lock"), fcntl.LOCK_EX):
+        if not os.path.exists(target):  # another process may have built it meanwhile
+            if verbose:
+                print(f"Building extension '{name}' in {build_dir}", file=sys.stderr)
+            for path, text in (inline or {}).items():
+                _write_if_changed(path, text)
+            _build(name, srcs, cflags, ldflags, build_dir, target, verbose,
+                   use_ninja=is_ninja_available() and os.environ.get("BACKEND_SDK_JIT_NO_NINJA") != "1")
+            _remove_stale_libraries(name, build_dir, keep=target)
+        # Loaded before the lock is released: only a builder holding it deletes libraries.
+        return finish()
 
 
 _INLINE_PRELUDE = '#include "dispatch/Library.h"\n#include "ops/Functions.h"\n'
@@ -421,12 +545,7 @@ def load_inline(name: str, cpp_sources: str | list[str], functions: str | list[s
     build_dir = os.path.abspath(build_directory) if build_directory else _get_build_directory(name, verbose)
     os.makedirs(build_dir, exist_ok=True)
     main = os.path.join(build_dir, "main.cpp")
-    # Concurrent writers write the same text for the same inputs; replace atomically anyway.
-    if not os.path.exists(main) or Path(main).read_text() != text:
-        fd, tmp = tempfile.mkstemp(dir=build_dir, prefix=".main.", suffix=".cpp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, main)
-    return load(name, [main], extra_cflags=extra_cflags, extra_ldflags=extra_ldflags,
-                extra_include_paths=extra_include_paths, build_directory=build_dir, verbose=verbose,
-                is_python_module=is_python_module, is_standalone=is_standalone)
+    # Written by _load with the build lock held: a concurrent load_inline of the same name with other
+    # sources cannot overwrite it between our write and our compile (Note [JIT extension cache]).
+    return _load(name, [main], {main: text}, extra_cflags, extra_ldflags, extra_include_paths, build_dir, verbose,
+                 is_python_module, is_standalone)

@@ -47,9 +47,14 @@ void set_python_error_from_current_exception() {
 }
 
 void init_errors(py::module_& m) {
+  // Both bases, as DESIGN.md's Errors section says and PyTorch's torch.OutOfMemoryError is: code written
+  // for PyTorch catches it as RuntimeError, numpy-style code as MemoryError.
+  PyObject* oom_bases = PyTuple_Pack(2, PyExc_RuntimeError, PyExc_MemoryError);
   g_out_of_memory_error = PyErr_NewExceptionWithDoc(
       "backend_sdk.OutOfMemoryError",
-      "Raised when a device has no memory left for an allocation (a MemoryError).", PyExc_MemoryError, nullptr);
+      "Raised when a device (or the host) has no memory left for an allocation (a RuntimeError and a MemoryError).",
+      oom_bases, nullptr);
+  Py_XDECREF(oom_bases);
   g_accelerator_error = PyErr_NewExceptionWithDoc(
       "backend_sdk.AcceleratorError",
       "Raised when a device reports a fault (kernel fault, device lost); a RuntimeError.", PyExc_RuntimeError,

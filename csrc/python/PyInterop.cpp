@@ -103,6 +103,19 @@ struct DLManagedTensor {
   void* manager_ctx;
   void (*deleter)(DLManagedTensor*);
 };
+// DLPack 1.0: a versioned capsule ("dltensor_versioned") carries flags, among them read-only.
+struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+constexpr uint64_t kDLPackFlagReadOnly = 1ULL << 0;
 constexpr int32_t kDLCPU = 1;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
@@ -188,10 +201,11 @@ py::object to_dlpack(const Tensor& t) {
   return py::reinterpret_steal<py::object>(cap);
 }
 
+// Producers (numpy) may touch Python objects in their deleter: it runs with the GIL.
+template <class Managed>
 void call_dl_deleter(void* ctx) {
-  auto* m = static_cast<DLManagedTensor*>(ctx);
+  auto* m = static_cast<Managed*>(ctx);
   if (!m->deleter) return;
-  // Producers (numpy) may touch Python objects in their deleter.
   if (Py_IsInitialized()) {
     PyGILState_STATE s = PyGILState_Ensure();
     m->deleter(m);
@@ -201,29 +215,59 @@ void call_dl_deleter(void* ctx) {
   }
 }
 
-Tensor from_dlpack_capsule(py::handle capsule) {
-  SDK_CHECK_TYPE(PyCapsule_CheckExact(capsule.ptr()), "from_dlpack: expected an object with __dlpack__ or a "
-                 "DLPack capsule, got ", Py_TYPE(capsule.ptr())->tp_name);
-  SDK_CHECK_VALUE(PyCapsule_IsValid(capsule.ptr(), "dltensor"), "from_dlpack: the capsule was already consumed "
-                  "(a DLPack capsule can be used only once) or is not named 'dltensor'");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+template <class Managed>
+Tensor tensor_over_dl_tensor(py::handle capsule, Managed* m, const char* used_name) {
   const DLTensor& dl = m->dl_tensor;
   SDK_CHECK_TYPE(dl.device.device_type == kDLCPU, "from_dlpack: only CPU DLPack tensors are supported, got device "
                  "type ", dl.device.device_type);
   ScalarType dtype = from_dl_dtype(dl.dtype);
+  SDK_CHECK_VALUE(dl.ndim >= 0, "from_dlpack: negative number of dimensions (", dl.ndim, ")");
   std::vector<int64_t> shape(dl.shape, dl.shape + dl.ndim);
+  for (int64_t s : shape) SDK_CHECK_VALUE(s >= 0, "from_dlpack: negative dimension ", s);
   std::vector<int64_t> strides = dl.strides ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim)
                                             : contiguous_strides(shape).ref().vec();
   for (int64_t s : strides) SDK_CHECK_VALUE(s >= 0, "from_dlpack: negative strides are not supported");
   size_t nbytes = TensorImpl::compute_storage_nbytes(shape, strides, element_size(dtype), 0);
   char* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  DataPtr ptr(data, m, &call_dl_deleter, Device(DeviceType::CPU));
-  PyCapsule_SetName(capsule.ptr(), "used_dltensor");  // ownership moved to the storage
+  DataPtr ptr(data, m, &call_dl_deleter<Managed>, Device(DeviceType::CPU));
+  PyCapsule_SetName(capsule.ptr(), used_name);  // ownership moved to the storage
   auto storage = make_intrusive<StorageImpl>(std::move(ptr), nbytes, nullptr, false);
   auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, Device(DeviceType::CPU),
                                          default_tensor_key_set(DeviceType::CPU));
   impl->set_sizes_and_strides(shape, strides, 0);
   return Tensor(std::move(impl));
+}
+
+DLManagedTensorVersioned* versioned_of(py::handle capsule) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
+  SDK_CHECK_VALUE(m != nullptr, "from_dlpack: invalid 'dltensor_versioned' capsule");
+  SDK_CHECK_VALUE(m->version.major == 1, "from_dlpack: unsupported DLPack version ", m->version.major, ".",
+                  m->version.minor, " (this SDK reads DLPack 1.x and unversioned capsules)");
+  return m;
+}
+
+void check_capsule(py::handle capsule) {
+  SDK_CHECK_TYPE(PyCapsule_CheckExact(capsule.ptr()), "from_dlpack: expected an object with __dlpack__ or a "
+                 "DLPack capsule, got ", Py_TYPE(capsule.ptr())->tp_name);
+  SDK_CHECK_VALUE(PyCapsule_IsValid(capsule.ptr(), "dltensor") || PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned"),
+                  "from_dlpack: the capsule was already consumed (a DLPack capsule can be used only once) or is "
+                  "not named 'dltensor' or 'dltensor_versioned'");
+}
+
+Tensor from_dlpack_capsule(py::handle capsule) {
+  check_capsule(capsule);
+  if (PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) {
+    return tensor_over_dl_tensor(capsule, versioned_of(capsule), "used_dltensor_versioned");
+  }
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  return tensor_over_dl_tensor(capsule, m, "used_dltensor");
+}
+
+// Only DLPack 1.x capsules can say their memory is read-only; unversioned ones are writable.
+bool dlpack_capsule_read_only(py::handle capsule) {
+  check_capsule(capsule);
+  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) return false;
+  return (versioned_of(capsule)->flags & kDLPackFlagReadOnly) != 0;
 }
 
 }  // namespace
@@ -246,7 +290,9 @@ void init_interop(py::module_& m) {
         py::arg("tensor"));
   m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), "A 'dltensor' capsule sharing the tensor's memory.");
   m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"),
-        "A tensor sharing the memory of a 'dltensor' capsule, which it consumes.");
+        "A tensor sharing the memory of a 'dltensor' or 'dltensor_versioned' capsule, which it consumes.");
+  m.def("_dlpack_capsule_read_only", &dlpack_capsule_read_only, py::arg("capsule"),
+        "Whether a DLPack capsule flags its memory read-only (DLPack 1.x only); does not consume it.");
 }
 
 }  // namespace sdk::python

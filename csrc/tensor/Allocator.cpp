@@ -63,9 +63,13 @@ void free_small(void* p) {
 constexpr DeleterFn kSmallDeleters[kSmallClasses] = {&free_small<0>, &free_small<1>, &free_small<2>,
                                                      &free_small<3>};
 
+// PyTorch's wording (c10 alloc_cpu.cpp), so that messages users match carry over; the error is an
+// OutOfMemoryError, which is a RuntimeError as PyTorch's CPU allocation failure is.
+constexpr const char* kCpuOutOfMemory = "DefaultCPUAllocator: can't allocate memory: you tried to allocate ";
+
 void* aligned_or_throw(size_t rounded, size_t nbytes) {
   void* p = std::aligned_alloc(kAlignment, rounded);
-  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
   return p;
 }
 
@@ -82,7 +86,7 @@ constexpr size_t kHugePageMin = size_t{4} << 20;
 void* allocate_large(size_t nbytes) {
   size_t rounded = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, rounded);
-  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
 #ifdef MADV_HUGEPAGE
   madvise(p, rounded, MADV_HUGEPAGE);
 #endif
@@ -93,8 +97,7 @@ class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
     size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    SDK_CHECK_KIND(ErrorKind::OutOfMemory, rounded >= nbytes, "CPU out of memory: tried to allocate ", nbytes,
-                   " bytes");
+    SDK_CHECK_KIND(ErrorKind::OutOfMemory, rounded >= nbytes, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
     size_t cls = rounded / kAlignment - 1;
     if (cls < kSmallClasses && !t_cache_destroyed) {
       auto& list = small_cache().free_lists[cls];
