@@ -95,3 +95,34 @@ def test_copy_between_healthy_devices_is_unaffected_by_an_earlier_recovered_faul
         accel.synchronize(0)
     w = (backend_sdk.ones(4, device="accel:0") + 1).to("accel:1").cpu()
     assert w.tolist() == [2.0] * 4
+
+
+def test_fork_while_a_device_worker_runs_blas_does_not_hang_the_parent():
+    # Finding 4: os.fork() while a device_sim worker is inside an OpenBLAS matmul hung the parent in
+    # OpenBLAS's fork handler (Note [BLAS and fork], csrc/ops/Blas.cpp). The child gets the documented
+    # "Cannot re-initialize" error when it touches the device.
+    r = _run("""
+        import os, threading, time, accel, backend_sdk
+        a = backend_sdk.ones(384, 384, device="accel:0")
+        stop = threading.Event()
+        def work():
+            while not stop.is_set():
+                assert (a @ a).sum().item() == 384.0 ** 3
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        for _ in range(20):
+            time.sleep(0.03)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    backend_sdk.ones(1, device="accel:0")
+                    os._exit(3)
+                except RuntimeError as e:
+                    os._exit(0 if "Cannot re-initialize" in str(e) else 4)
+            _, status = os.waitpid(pid, 0)
+            assert os.WEXITSTATUS(status) == 0, os.WEXITSTATUS(status)
+        stop.set()
+        t.join()
+        print("ok")
+    """, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <pthread.h>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,21 @@ struct Blas {
   std::string path;
 };
 
+// Note [BLAS and fork]
+// ~~~~~~~~~~~~~~~~~~~~
+// OpenBLAS installs a pthread_atfork prepare handler that shuts its thread
+// pool down (joins its server threads). Run while another thread is inside
+// an OpenBLAS call (a device_sim worker running an accel matmul), it waits
+// for a pool that never becomes idle, and the parent hangs inside fork()
+// holding the GIL. Every call below holds g_calls shared; our own prepare
+// handler takes it exclusively, so fork() waits for the calls in flight and
+// no new one starts until the parent and child handlers release it. Prepare
+// handlers run in reverse order of registration, and ours is registered
+// right after OpenBLAS is loaded, so it runs before OpenBLAS's.
+std::shared_mutex g_calls;
+void before_fork() { g_calls.lock(); }
+void after_fork() { g_calls.unlock(); }
+
 std::mutex g_mutex;
 std::string g_registered_path;
 Blas* g_blas = nullptr;  // set once, never freed (the library stays loaded)
@@ -39,6 +56,7 @@ bool try_load(const std::string& path, Blas* out) {
     auto s = reinterpret_cast<SgemmFn>(dlsym(handle, (std::string(prefix) + "cblas_sgemm").c_str()));
     auto d = reinterpret_cast<DgemmFn>(dlsym(handle, (std::string(prefix) + "cblas_dgemm").c_str()));
     if (s && d) {
+      pthread_atfork(&before_fork, &after_fork, &after_fork);  // Note [BLAS and fork]
       *out = Blas{s, d, path};
       return true;
     }
@@ -110,6 +128,8 @@ void gemm(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
   // BLAS requires leading dimensions >= the row length even when unused.
   lda = std::max<int64_t>(lda, std::max<int64_t>(1, trans_a ? m : k));
   ldb = std::max<int64_t>(ldb, std::max<int64_t>(1, trans_b ? k : n));
+  std::shared_lock<std::shared_mutex> in_call(g_calls, std::defer_lock);
+  if (use_blas) in_call.lock();  // Note [BLAS and fork]
   if (dtype == ScalarType::Float32) {
     if (use_blas) {
       lib.sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), float(alpha), static_cast<const float*>(a), int(lda),
