@@ -529,7 +529,8 @@ Tensor index_put_impl_kernel(const Tensor& self, OptionalTensorList indices, con
 Tensor index_put_functional(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {
   using Sig = Tensor(const Tensor&, OptionalTensorList, const Tensor&, bool);
   static const auto op = aten_op<Sig>("aten::index_put_");
-  Tensor copy = copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(), self.device()), self);
+  Tensor copy = copy_(
+      empty_strided(self.sizes(), contiguous_strides(self.sizes(), "index_put"), self.dtype(), self.device()), self);
   return op.call(copy, indices, values, accumulate);
 }
 
@@ -758,7 +759,8 @@ Tensor scatter_inplace(const char* op, const Tensor& self, int64_t dim, const Te
 }
 
 Tensor clone_of(const Tensor& self) {
-  return copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(), self.device()), self);
+  return copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes(), "clone"), self.dtype(), self.device()),
+               self);
 }
 
 // ---- scatter_ overloads ----
