@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "core/SafeSize.h"
 #include "dispatch/Library.h"
 #include "ops/Casting.h"
 #include "ops/Functions.h"
@@ -353,7 +354,11 @@ IndexPlan plan_index(const char* op, const Tensor& self, OptionalTensorList indi
   for (int64_t d : p.pre_dims) p.result_sizes.push_back(src.size(d));
   for (int64_t s : p.bshape) p.result_sizes.push_back(s);
   for (int64_t d : p.post_dims) p.result_sizes.push_back(src.size(d));
-  if (!compute) return p;
+  // The result's element count, checked (Note [Size arithmetic overflow]). Without elements
+  // there is nothing to gather or scatter and the offset tables are not built: they have one
+  // entry per position of the pre/post dims, which can be huge when another dim is 0
+  // (`x.expand(2**40, 1)[:, empty_index]`), and callers treat empty tables as "no work".
+  if (safe_numel(p.result_sizes, op) == 0 || !compute) return p;
 
   // 4. Offset tables.
   auto sub = [&](const DimVector& dims, bool strides) {
@@ -465,6 +470,10 @@ Tensor index_put_impl(const char* op, const Tensor& self, OptionalTensorList ind
   SDK_CHECK_VALUE(vb && vb->ref().equals(p.result_sizes), "shape mismatch: value tensor of shape ", values.sizes(),
                   " cannot be broadcast to indexing result of shape ", p.result_sizes);
   if (meta) {
+    self.impl()->bump_version();
+    return self;
+  }
+  if (p.pre_off.empty()) {  // no elements to write: plan_index built no tables
     self.impl()->bump_version();
     return self;
   }
