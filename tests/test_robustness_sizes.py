@@ -132,6 +132,11 @@ def test_cat_and_stack_overflow(dev):
         sdk.stack([big(INT64_MAX, device=dev), big(INT64_MAX, device=dev)])
 
 
+def test_nbytes_of_huge_views_is_exact(dev):
+    x = big(INT64_MAX, device=dev)  # float32: INT64_MAX * 4 bytes would wrap in 64 bits
+    assert x.nbytes == INT64_MAX * 4 and x.itemsize == 4
+
+
 def test_expand_overflow(dev):
     with raises_runtime(r"^expand: " + NUMEL_OVERFLOW + r" with sizes=\[4294967296, 4294967296\]"):
         sdk.zeros(1, 1, device=dev).expand(2**32, 2**32)
