@@ -261,6 +261,27 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
     return out.copy_(source)
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _check_arange_length(start: int | float, end: int | float, step: int | float, all_int: bool) -> None:
+    """PyTorch's arange length check: the number of values must be finite and fit in int64
+    (RuntimeError "invalid size, possible overflow?"), checked before anything is allocated
+    (Note [Size arithmetic overflow], csrc/core/SafeSize.h)."""
+    if all_int:
+        length = -((start - end) // step)  # exact ceil((end - start) / step) on Python ints
+        # Every value (start + i * step) must itself be an int64.
+        fits = length <= _INT64_MAX and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in (start, end, step))
+    else:
+        try:
+            length_f = math.ceil((float(end) - float(start)) / float(step))
+        except (OverflowError, ValueError):  # inf or nan
+            length_f = None
+        fits = length_f is not None and 0 <= length_f <= _INT64_MAX
+    if not fits:
+        raise RuntimeError(f"arange(): invalid size, possible overflow? (start={start}, end={end}, step={step})")
+
+
 def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
            device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise."""
@@ -274,6 +295,7 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
     if (end - start) * step < 0:
         raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign")
     all_int = all(isinstance(v, int) for v in (start, end, step))
+    _check_arange_length(start, end, step, all_int)
     np_dtype = np.int64 if all_int else np.float64
     if dtype is None:
         dtype = _C.int64 if all_int else _C._get_default_dtype()

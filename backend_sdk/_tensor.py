@@ -32,6 +32,23 @@ def _int_list(args: tuple, what: str) -> list[int]:
     return out
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _check_numel(sizes: Sequence[int], what: str) -> None:
+    """RuntimeError (PyTorch's "numel: integer multiplication overflow") when a tensor of these
+    sizes would have more elements than an int64 counts; a 0 size makes it 0 elements whatever
+    the others (Note [Size arithmetic overflow], csrc/core/SafeSize.h). Python ints never wrap,
+    so this only names the operator the user called before the C++ check would."""
+    n = 1
+    for s in sizes:
+        if s == 0:
+            return
+        n *= s
+    if n > _INT64_MAX:
+        raise RuntimeError(f"{what}: numel: integer multiplication overflow with sizes={list(sizes)}")
+
+
 def _wrap_dim(dim: int, ndim: int, what: str) -> int:
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -336,6 +353,7 @@ class Tensor(_C.TensorBase):
                 stride = 0
             new_sizes.append(size)
             new_strides.append(stride)
+        _check_numel(new_sizes, "expand")
         return self._restride(new_sizes, new_strides, self.storage_offset())
 
     def expand_as(self, other: "Tensor") -> "Tensor":

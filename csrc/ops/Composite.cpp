@@ -10,6 +10,7 @@
 //   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log, div)
 #include <cmath>
 
+#include "core/SafeSize.h"
 #include "dispatch/Library.h"
 #include "ops/Functions.h"
 
@@ -84,7 +85,9 @@ Tensor cat_impl(TensorList tensors, int64_t dim) {
                       d, ". Expected size ", ref->size(k), " but got size ", t.size(k), " for tensor number ", i,
                       " in the list.");
     }
-    sizes[d] += t.size(d);
+    // Sizes of expanded inputs can sum past int64 (Note [Size arithmetic overflow]).
+    sizes[d] = safe_add(sizes[d], t.size(d), "cat()", "the sizes of the tensors in dimension ", d,
+                        " add up to more than an int64 holds (at tensor number ", i, " of size ", t.size(d), ")");
   }
   Tensor out = empty(sizes, dtypes.result(), ref->device());
   int64_t offset = 0;
@@ -229,7 +232,9 @@ Tensor repeat_impl(const Tensor& self, IntArrayRef repeats) {
                     repeats);
     int64_t s = i < lead ? 1 : self.size(static_cast<int64_t>(i - lead));
     int64_t st = i < lead ? 0 : self.stride(static_cast<int64_t>(i - lead));
-    out_sizes.push_back(repeats[i] * s);
+    out_sizes.push_back(safe_mul(repeats[i], s, "repeat", "repeating dimension ", i, " of size ", s, " ",
+                                 repeats[i], " times does not fit in int64 (repeats ", repeats, ", tensor sizes ",
+                                 self.sizes(), ")"));
     inter_sizes.push_back(repeats[i]);
     inter_sizes.push_back(s);
     src_strides.push_back(0);

@@ -49,7 +49,7 @@ DimVector copy_strides(const Tensor& self, std::optional<int64_t> memory_format)
   if (fmt == kPreserveFormat && self.numel() > 0 && !self.is_contiguous() && non_overlapping_and_dense(self)) {
     return DimVector(self.strides());
   }
-  return contiguous_strides(self.sizes());
+  return contiguous_strides(self.sizes(), "_to_copy");
 }
 
 Tensor to_copy_kernel(const Tensor& self, std::optional<ScalarType> dtype, std::optional<int64_t> layout,

@@ -93,8 +93,35 @@ Tensor copy_meta(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
+// Note [copy_ into overlapping memory]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// copy_ into a tensor with internal overlap (an expanded view: a stride-0 dim
+// of size > 1) writes several values into one element; PyTorch refuses it at
+// the call. Each backend's copy_ kernel is the vendor's (device::copy_, a
+// Python backend's, a sample's), and on a device the first place that would
+// notice is the strided copy running asynchronously on the stream, where it
+// surfaces as an AcceleratorError at some later synchronization, or not at
+// all. So the check runs once for every backend in a kernel at
+// ADInplaceOrView, a key every tensor carries and that sits below Autograd
+// (so autograd's redispatch reaches it too) and above every backend: it checks
+// and redispatches to the keys after it. `x.copy_(x)` is a no-op on every
+// backend, as PyTorch's copy_ makes it before any backend code (only the
+// version counter moves, as for any write).
+Tensor copy_overlap_check(DispatchKeySet keys, const Tensor& self, const Tensor& src, bool non_blocking) {
+  if (self.is_same(src)) {
+    self.impl()->bump_version();
+    return self;
+  }
+  check_no_internal_overlap(self, "copy_");
+  static const auto op = Dispatcher::singleton()
+                             .find_schema_or_throw("aten::copy_")
+                             .typed<Tensor(const Tensor&, const Tensor&, bool)>();
+  return op.redispatch(keys & keys_after(DispatchKey::ADInplaceOrView), self, src, non_blocking);
+}
+
 }  // namespace
 }  // namespace sdk::ops
 
 SDK_LIBRARY_IMPL(aten, CPU, m) { m.impl("copy_", &sdk::ops::copy_cpu); }
 SDK_LIBRARY_IMPL(aten, Meta, m) { m.impl("copy_", &sdk::ops::copy_meta); }
+SDK_LIBRARY_IMPL(aten, ADInplaceOrView, m) { m.impl("copy_", &sdk::ops::copy_overlap_check); }

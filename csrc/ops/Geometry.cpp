@@ -1,6 +1,7 @@
 #include "ops/Geometry.h"
 
 #include "core/Exception.h"
+#include "core/SafeSize.h"
 #include "tensor/TensorImpl.h"
 
 namespace sdk::ops {
@@ -8,24 +9,7 @@ namespace sdk::ops {
 size_t checked_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize, int64_t storage_offset,
                               const char* op) {
   SDK_CHECK_VALUE(sizes.size() == strides.size(), op, ": mismatch in length of strides and shape");
-  for (int64_t s : sizes) {
-    if (s == 0) return 0;
-  }
-  // The last element sits at offset + sum((size - 1) * stride); one past it,
-  // times the itemsize, is what the storage must hold.
-  int64_t last = storage_offset;
-  bool overflow = false;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    int64_t extent = 0;
-    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &extent);
-    overflow |= __builtin_add_overflow(last, extent, &last);
-  }
-  int64_t nbytes = 0;
-  overflow |= __builtin_add_overflow(last, int64_t{1}, &last);
-  overflow |= __builtin_mul_overflow(last, static_cast<int64_t>(itemsize), &nbytes);
-  SDK_CHECK_VALUE(!overflow, op, ": the storage needed for sizes ", sizes, ", strides ", strides,
-                  " and storage offset ", storage_offset, " overflows int64");
-  return static_cast<size_t>(nbytes);
+  return safe_storage_nbytes(sizes, strides, itemsize, storage_offset, op);
 }
 
 void check_non_negative_strides(IntArrayRef strides, const char* op) {
@@ -38,17 +22,24 @@ DimVector infer_view_size(IntArrayRef shape, int64_t numel, const char* op) {
   DimVector result(shape);
   int64_t known = 1;  // product of the given dims
   int64_t infer_dim = -1;
-  bool overflow = false;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       SDK_CHECK_VALUE(infer_dim < 0, op, ": only one dimension can be inferred");
       infer_dim = static_cast<int64_t>(d);
     } else {
       SDK_CHECK_VALUE(shape[d] >= 0, op, ": invalid shape dimension ", shape[d]);
-      overflow |= __builtin_mul_overflow(known, shape[d], &known);
     }
   }
-  bool fits = !overflow && (numel == known || (infer_dim >= 0 && known > 0 && numel % known == 0));
+  // The given dims' product overflowing is its own error, not "invalid for input of size"
+  // (a wrapped product could even match numel); Note [Size arithmetic overflow].
+  {
+    DimVector given;
+    for (int64_t s : shape) {
+      if (s != -1) given.push_back(s);
+    }
+    known = safe_numel(given, op);
+  }
+  bool fits = (numel == known || (infer_dim >= 0 && known > 0 && numel % known == 0));
   SDK_CHECK_VALUE(fits, op, ": shape '", shape, "' is invalid for input of size ", numel);
   if (infer_dim >= 0) {
     // With no elements, any size fits the -1 (0 * k == 0): refuse to guess.
@@ -63,11 +54,12 @@ std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef
                                               IntArrayRef new_sizes) {
   const int64_t new_ndim = static_cast<int64_t>(new_sizes.size());
   if (old_sizes.empty()) return DimVector(new_sizes.size(), 1);
+  // old_sizes are an existing tensor's: their product fits (TensorImpl::refresh checks it).
   int64_t numel = 1;
   for (int64_t s : old_sizes) numel *= s;
   if (numel == 0) {
     if (old_sizes.equals(new_sizes)) return DimVector(old_strides);
-    return contiguous_strides(new_sizes);
+    return contiguous_strides(new_sizes, "view");
   }
 
   DimVector new_strides(new_sizes.size());

@@ -14,7 +14,8 @@ namespace sdk::ops {
 // Bytes of storage a tensor with this geometry needs from the storage's start
 // (0 when it has no elements), checked against overflow. Sizes and strides
 // must be non-negative (callers check them first, with their own wording).
-// ValueError "op: ..." on overflow.
+// RuntimeError "op: Storage size calculation overflowed ..." on overflow
+// (Note [Size arithmetic overflow], core/SafeSize.h).
 SDK_API size_t checked_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize,
                                       int64_t storage_offset, const char* op);
 
@@ -24,7 +25,8 @@ SDK_API void check_non_negative_strides(IntArrayRef strides, const char* op);
 // view/reshape size inference: replaces a single -1 by what makes the
 // product equal numel. ValueError "op: shape '[2, 5]' is invalid for input
 // of size 6", "op: only one dimension can be inferred", "op: invalid shape
-// dimension -2", and the ambiguous 0-element case as PyTorch words them.
+// dimension -2", and the ambiguous 0-element case as PyTorch words them;
+// RuntimeError when the given dims' product overflows.
 SDK_API DimVector infer_view_size(IntArrayRef shape, int64_t numel, const char* op);
 
 // Note [View strides]

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "core/SafeSize.h"
 #include "dispatch/Library.h"
 #include "ops/Casting.h"
 #include "ops/Functions.h"
@@ -353,7 +354,11 @@ IndexPlan plan_index(const char* op, const Tensor& self, OptionalTensorList indi
   for (int64_t d : p.pre_dims) p.result_sizes.push_back(src.size(d));
   for (int64_t s : p.bshape) p.result_sizes.push_back(s);
   for (int64_t d : p.post_dims) p.result_sizes.push_back(src.size(d));
-  if (!compute) return p;
+  // The result's element count, checked (Note [Size arithmetic overflow]). Without elements
+  // there is nothing to gather or scatter and the offset tables are not built: they have one
+  // entry per position of the pre/post dims, which can be huge when another dim is 0
+  // (`x.expand(2**40, 1)[:, empty_index]`), and callers treat empty tables as "no work".
+  if (safe_numel(p.result_sizes, op) == 0 || !compute) return p;
 
   // 4. Offset tables.
   auto sub = [&](const DimVector& dims, bool strides) {
@@ -468,6 +473,10 @@ Tensor index_put_impl(const char* op, const Tensor& self, OptionalTensorList ind
     self.impl()->bump_version();
     return self;
   }
+  if (p.pre_off.empty()) {  // no elements to write: plan_index built no tables
+    self.impl()->bump_version();
+    return self;
+  }
   // The same three-part split of the (broadcast) values' strides.
   DimVector vstrides = broadcast_strides(values, p.result_sizes);
   IntArrayRef rs = p.result_sizes;
@@ -529,7 +538,8 @@ Tensor index_put_impl_kernel(const Tensor& self, OptionalTensorList indices, con
 Tensor index_put_functional(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate) {
   using Sig = Tensor(const Tensor&, OptionalTensorList, const Tensor&, bool);
   static const auto op = aten_op<Sig>("aten::index_put_");
-  Tensor copy = copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(), self.device()), self);
+  Tensor copy = copy_(
+      empty_strided(self.sizes(), contiguous_strides(self.sizes(), "index_put"), self.dtype(), self.device()), self);
   return op.call(copy, indices, values, accumulate);
 }
 
@@ -758,7 +768,8 @@ Tensor scatter_inplace(const char* op, const Tensor& self, int64_t dim, const Te
 }
 
 Tensor clone_of(const Tensor& self) {
-  return copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(), self.device()), self);
+  return copy_(empty_strided(self.sizes(), contiguous_strides(self.sizes(), "clone"), self.dtype(), self.device()),
+               self);
 }
 
 // ---- scatter_ overloads ----

@@ -49,7 +49,7 @@ void grow_storage(StorageImpl& storage, size_t nbytes, bool keep_data, const cha
 void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRef> strides, bool keep_data,
                  const char* op) {
   checked_numel(sizes, op);
-  DimVector st = strides ? DimVector(*strides) : contiguous_strides(sizes);
+  DimVector st = strides ? DimVector(*strides) : contiguous_strides(sizes, op);
   check_non_negative_strides(st, op);
   size_t nbytes = checked_storage_nbytes(sizes, st, self.itemsize(), self.storage_offset(), op);
   StorageImpl& storage = *self.storage();

@@ -265,6 +265,16 @@ void TensorIterator::allocate_outputs() {
   }
 }
 
+void check_no_internal_overlap(const Tensor& out, const char* op) {
+  // An empty output has no element to write twice (PyTorch: a numel-0 tensor is contiguous,
+  // so it has no internal overlap even with stride-0 dims, e.g. numpy's empty arrays).
+  for (int64_t d = 0; d < out.dim() && out.numel() > 0; ++d) {
+    SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op,
+                   ": unsupported operation: more than one element of the written-to tensor refers to a single "
+                   "memory location. Please clone() the tensor before performing the operation.");
+  }
+}
+
 // Step 6. Only the cases that are cheap to decide are rejected: a stride-0
 // output dim, and contiguous operands whose byte ranges overlap without
 // coinciding; anything else is allowed, as in PyTorch ("too hard" to tell).
@@ -272,13 +282,7 @@ void TensorIterator::check_overlap() const {
   for (int i = 0; i < noutputs_; ++i) {
     if (ops_[i].fresh) continue;  // allocated by build(): shares nothing
     const Tensor& out = outputs_[i];
-    // An empty output has no element to write twice (PyTorch: a numel-0 tensor is contiguous,
-    // so it has no internal overlap even with stride-0 dims, e.g. numpy's empty arrays).
-    for (int64_t d = 0; d < out.dim() && out.numel() > 0; ++d) {
-      SDK_CHECK_KIND(::sdk::ErrorKind::Value, out.sizes()[d] <= 1 || out.strides()[d] != 0, op_,
-                     ": unsupported operation: more than one element of the written-to tensor refers to a single "
-                     "memory location. Please clone() the tensor before performing the operation.");
-    }
+    check_no_internal_overlap(out, op_);
     if (out.numel() == 0 || !out.is_contiguous()) continue;
     const int64_t out_begin = out.storage_offset() * itemsize_of(out.dtype());
     const int64_t out_end = out_begin + out.numel() * itemsize_of(out.dtype());

@@ -57,6 +57,14 @@
 
 namespace sdk::ops {
 
+// ValueError "op: unsupported operation: more than one element of the written-to
+// tensor refers to a single memory location. Please clone() ..." (PyTorch's
+// wording) when `out` has elements and a dim of size > 1 with stride 0 (an
+// expanded tensor): the cheap case of internal overlap, the only one checked,
+// as in PyTorch. Step 6 of the iterator, and the copy_ check every backend gets
+// (Note [copy_ into overlapping memory], ops/Copy.cpp).
+SDK_API void check_no_internal_overlap(const Tensor& out, const char* op);
+
 class SDK_API TensorIterator {
  public:
   static constexpr int kMaxOperands = 4;

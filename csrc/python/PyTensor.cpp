@@ -282,7 +282,22 @@ PyObject* get_version(PyObject* self, void*) { return PyLong_FromUnsignedLong(un
 PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_meta()); }
 PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_cpu()); }
 PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }
-PyObject* get_nbytes(PyObject* self, void*) { return PyLong_FromSize_t(unpack_tensor(self).nbytes()); }
+// numel * itemsize in Python ints: an expanded tensor's numel fits in int64 but its
+// byte count need not (Note [Size arithmetic overflow]); Python never wraps it.
+PyObject* get_nbytes(PyObject* self, void*) {
+  const Tensor& t = unpack_tensor(self);
+  PyObject* numel = PyLong_FromLongLong(t.numel());
+  if (!numel) return nullptr;
+  PyObject* itemsize = PyLong_FromSize_t(t.itemsize());
+  if (!itemsize) {
+    Py_DECREF(numel);
+    return nullptr;
+  }
+  PyObject* r = PyNumber_Multiply(numel, itemsize);
+  Py_DECREF(numel);
+  Py_DECREF(itemsize);
+  return r;
+}
 PyObject* get_is_wrapped_number(PyObject* self, void*) {
   return PyBool_FromLong(unpack_tensor(self).impl()->is_wrapped_number());
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/Exception.h"
+#include "core/SafeSize.h"
 #include "runtime/CurrentDevice.h"
 #include "tensor/ViewHook.h"
 
@@ -31,7 +32,7 @@ Device resolved(Device d) {
 Tensor make_tensor_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
   device = resolved(device);
   checked_numel(sizes, "empty_strided");
-  size_t nbytes = TensorImpl::compute_storage_nbytes(sizes, strides, element_size(dtype), 0);
+  size_t nbytes = TensorImpl::compute_storage_nbytes(sizes, strides, element_size(dtype), 0, "empty_strided");
   Allocator* allocator = get_allocator(device.type);
   auto storage = make_intrusive<StorageImpl>(nbytes, allocator);
   auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
@@ -41,14 +42,14 @@ Tensor make_tensor_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt
 
 Tensor make_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   device = resolved(device);
-  int64_t numel = checked_numel(sizes, "empty");
-  size_t itemsize = element_size(dtype);
-  SDK_CHECK_VALUE(numel == 0 || static_cast<uint64_t>(numel) <= SIZE_MAX / itemsize,
-                  "empty: a tensor of size ", sizes, " is too large to allocate");
+  checked_numel(sizes, "empty");
+  // Bytes and strides checked before allocating (Note [Size arithmetic overflow]).
+  size_t nbytes = safe_storage_nbytes_contiguous(sizes, element_size(dtype), "empty");
+  DimVector strides = safe_contiguous_strides(sizes, "empty");
   Allocator* allocator = get_allocator(device.type);
-  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(numel) * itemsize, allocator);
+  auto storage = make_intrusive<StorageImpl>(nbytes, allocator);
   auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
-  impl->set_sizes_contiguous(sizes);
+  impl->set_sizes_and_strides(sizes, strides, 0);
   return Tensor(std::move(impl));
 }
 
@@ -64,7 +65,7 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   SDK_CHECK_VALUE(storage_offset >= 0, op, ": Tensor: invalid storage offset ", storage_offset);
   checked_numel(sizes, op);
   for (int64_t s : strides) SDK_CHECK_VALUE(s >= 0, op, ": negative strides are not supported, got ", strides);
-  size_t needed = TensorImpl::compute_storage_nbytes(sizes, strides, base.itemsize(), storage_offset);
+  size_t needed = TensorImpl::compute_storage_nbytes(sizes, strides, base.itemsize(), storage_offset, op);
   SDK_CHECK_VALUE(needed <= base.storage()->nbytes(), op, ": setStorage: sizes ", sizes, ", strides ", strides,
                   ", storage offset ", storage_offset, ", and itemsize ", base.itemsize(),
                   " requiring a storage size of ", needed, " are out of bounds for storage of size ",

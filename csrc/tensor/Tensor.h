@@ -29,6 +29,8 @@ class SDK_API Tensor {
   ScalarType dtype() const { return impl_->dtype(); }
   ScalarType scalar_type() const { return impl_->dtype(); }
   size_t itemsize() const { return impl_->itemsize(); }
+  // Fits for any tensor with its own bytes (storage sizes are checked, Note [Size arithmetic
+  // overflow]); an expanded view's may not: Python's Tensor.nbytes computes it exactly.
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
   Device device() const { return impl_->device(); }
   DispatchKeySet key_set() const { return impl_->key_set(); }

@@ -1,6 +1,7 @@
 #include "tensor/TensorImpl.h"
 
 #include "core/Exception.h"
+#include "core/SafeSize.h"
 
 namespace sdk {
 
@@ -32,8 +33,12 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, i
 }
 
 void TensorImpl::refresh() {
-  int64_t n = 1;
-  for (int64_t s : sizes_) n *= s;
+  // Callers check their sizes first (with their own wording); this is the
+  // backstop that keeps a wrapped element count out of every tensor
+  // (Note [Size arithmetic overflow], core/SafeSize.h).
+  int64_t n = 0;
+  SDK_CHECK(!multiply_sizes_overflows(sizes_, &n), "numel: integer multiplication overflow with sizes=",
+            IntArrayRef(sizes_));
   numel_ = n;
   // PyTorch's rule: dims of size 1 may have any stride; an empty tensor is contiguous.
   bool contiguous = true;
@@ -52,25 +57,15 @@ void TensorImpl::refresh() {
 }
 
 size_t TensorImpl::compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize,
-                                          int64_t storage_offset) {
-  SDK_CHECK_VALUE(sizes.size() == strides.size(), "sizes and strides must have the same length, got ", sizes.size(),
-                  " and ", strides.size());
-  SDK_CHECK_VALUE(storage_offset >= 0, "storage offset must be non-negative, got ", storage_offset);
-  int64_t last = storage_offset;
-  bool overflow = false;
+                                          int64_t storage_offset, const char* op) {
+  SDK_CHECK_VALUE(sizes.size() == strides.size(), op, ": sizes and strides must have the same length, got ",
+                  sizes.size(), " and ", strides.size());
+  SDK_CHECK_VALUE(storage_offset >= 0, op, ": storage offset must be non-negative, got ", storage_offset);
   for (size_t i = 0; i < sizes.size(); ++i) {
-    SDK_CHECK_VALUE(sizes[i] >= 0 && strides[i] >= 0, "sizes and strides must be non-negative, got sizes ", sizes,
-                    " and strides ", strides);
-    if (sizes[i] == 0) return 0;
-    int64_t extent;
-    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &extent);
-    overflow |= __builtin_add_overflow(last, extent, &last);
+    SDK_CHECK_VALUE(sizes[i] >= 0 && strides[i] >= 0, op, ": sizes and strides must be non-negative, got sizes ",
+                    sizes, " and strides ", strides);
   }
-  uint64_t nbytes;
-  overflow |= __builtin_mul_overflow(static_cast<uint64_t>(last) + 1, static_cast<uint64_t>(itemsize), &nbytes);
-  SDK_CHECK_VALUE(!overflow, "a tensor with sizes ", sizes, " and strides ", strides,
-                  " needs more storage than can be addressed");
-  return static_cast<size_t>(nbytes);
+  return safe_storage_nbytes(sizes, strides, itemsize, storage_offset, op);
 }
 
 int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar) {
@@ -84,25 +79,13 @@ int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar) {
   return dim < 0 ? dim + ndim : dim;
 }
 
-DimVector contiguous_strides(IntArrayRef sizes) {
-  DimVector strides(sizes.size());
-  int64_t acc = 1;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    strides[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
-  }
-  return strides;
-}
+DimVector contiguous_strides(IntArrayRef sizes, const char* op) { return safe_contiguous_strides(sizes, op); }
 
 int64_t checked_numel(IntArrayRef sizes, const char* what) {
-  int64_t n = 1;
-  bool overflow = false;
   for (int64_t s : sizes) {
     SDK_CHECK_VALUE(s >= 0, what, ": Trying to create tensor with negative dimension ", s, ": ", sizes);
-    overflow |= __builtin_mul_overflow(n, s, &n);
   }
-  SDK_CHECK_VALUE(!overflow, what, ": the number of elements of a tensor of size ", sizes, " overflows int64");
-  return n;
+  return safe_numel(sizes, what);
 }
 
 }  // namespace sdk

@@ -69,9 +69,11 @@ class SDK_API TensorImpl : public intrusive_target {
   void* pyobj() const { return pyobj_; }
   void set_pyobj(void* p) { pyobj_ = p; }
 
-  // Bytes of storage a tensor of these sizes/strides/offset needs.
+  // Bytes of storage a tensor of these sizes/strides/offset needs: ValueError
+  // for negative or mismatched geometry, RuntimeError when the byte count
+  // overflows (Note [Size arithmetic overflow], core/SafeSize.h); `op` names the caller.
   static size_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, size_t itemsize,
-                                       int64_t storage_offset);
+                                       int64_t storage_offset, const char* op = "from_blob");
 
  private:
   void refresh();  // numel and contiguity from sizes/strides
@@ -93,9 +95,10 @@ class SDK_API TensorImpl : public intrusive_target {
 // Wraps a (possibly negative) dim into [0, ndim); IndexError otherwise, worded
 // as PyTorch words it. A 0-dim tensor accepts dims -1 and 0.
 SDK_API int64_t maybe_wrap_dim(int64_t dim, int64_t ndim, bool wrap_scalar = true);
-// Contiguous strides for sizes.
-SDK_API DimVector contiguous_strides(IntArrayRef sizes);
-// Product of sizes, checked against int64 overflow and negative sizes (ValueError naming `what`).
+// Contiguous strides for sizes; RuntimeError "op: Stride calculation overflowed ..." when they overflow.
+SDK_API DimVector contiguous_strides(IntArrayRef sizes, const char* op = "empty");
+// Product of sizes: ValueError naming `what` for a negative size, RuntimeError
+// "what: numel: integer multiplication overflow ..." (Note [Size arithmetic overflow]).
 SDK_API int64_t checked_numel(IntArrayRef sizes, const char* what);
 
 }  // namespace sdk
