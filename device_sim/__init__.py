@@ -118,9 +118,12 @@ def _stream_handle(stream: Any) -> int | None:
     if stream is None:
         return None
     handle = getattr(stream, "native_handle", stream)
-    if not isinstance(handle, int):
+    if not isinstance(handle, int) or isinstance(handle, bool):
         raise TypeError(f"device_sim.inject: stream must be a backend_sdk Stream or a native handle, got "
                         f"{type(stream).__name__}")
+    if not 0 <= handle < 1 << 64:
+        raise ValueError(f"device_sim.inject: stream handle {handle} is not a valid stream handle of device_sim")
+    # Anything else is checked by the simulator (Note [Simulated handles]).
     return handle
 
 

@@ -11,8 +11,8 @@
 // A wait on an event is runnable once the record it captured has completed;
 // it never blocks a worker, so waits between streams of one device and
 // between devices cannot deadlock the workers. Events carry the completion
-// time of their last record (steady clock). Handles are checked by a magic
-// number, so a stale handle is an error rather than a crash where possible.
+// time of their last record (steady clock). The handles the API hands out
+// are validated before use (Note [Simulated handles], Handles.h).
 //
 // Note [Simulated faults]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -44,11 +44,8 @@
 
 namespace device_sim {
 
-constexpr uint32_t kStreamMagic = 0x5354524du;  // "STRM"
-constexpr uint32_t kEventMagic = 0x45564e54u;   // "EVNT"
-
 struct SimEvent {
-  uint32_t magic = kEventMagic;
+  uint64_t handle = 0;  // Note [Simulated handles]
   int device;
   uint32_t flags;
   std::atomic<uint64_t> recorded{0};   // generation of the last record call
@@ -99,7 +96,7 @@ struct Op {
 };
 
 struct SimStream {
-  uint32_t magic = kStreamMagic;
+  uint64_t handle = 0;  // Note [Simulated handles]
   int device;
   int priority;
   std::deque<Op> queue;     // guarded by the device mutex
@@ -140,8 +137,8 @@ class SimDevice {
   // Takes the pending error: false if none.
   bool take_async_error(sdk_status* status, std::string* message);
   bool has_async_error() const { return has_error_.load(std::memory_order_acquire); }
-  // The next `count` kernels launched on `stream` (NULL: any stream) fault.
-  void inject_kernel_faults(SimStream* stream, int64_t count, std::string message);
+  // The next `count` kernels launched on the stream of handle `stream` (0: any stream) fault.
+  void inject_kernel_faults(uint64_t stream, int64_t count, std::string message);
   // The next `count` mallocs fail.
   void inject_alloc_failures(int64_t count) { alloc_failures_.store(count, std::memory_order_release); }
   // True (and one fewer pending) if an injected allocation failure applies.
@@ -168,7 +165,7 @@ class SimDevice {
 
   std::atomic<bool> lost_{false};
   std::atomic<int64_t> alloc_failures_{0};
-  SimStream* fault_stream_ = nullptr;  // under mutex_
+  uint64_t fault_stream_ = 0;          // under mutex_: a handle (a pointer could be reused by a new stream)
   int64_t fault_count_ = 0;            // under mutex_
   std::string fault_message_;          // under mutex_
   std::mutex error_mutex_;

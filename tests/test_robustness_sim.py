@@ -1,0 +1,310 @@
+"""Robustness of the simulator and the accel sample (issue 12, findings 6, 7 and 13).
+
+* bad, destroyed and foreign-device handles are refused by every entry point
+  of the contract and of device_sim.h (Note [Simulated handles]);
+* kernels that fault or are drained after device_lost release their jobs;
+* raw copies past the end of an allocation fail naming the allocation and the
+  requested range; a segfaulting JIT-extension kernel is reported with its
+  operator and library before the process dies.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import backend_sdk
+from backend_sdk import _runtime as rt
+import device_sim
+
+B = "privateusethree"
+SUCCESS, INVALID_VALUE, INVALID_HANDLE = 0, 1, 4
+
+st, vp, sz, i32 = ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32
+# The contract's slots that take a handle or a pointer, with their C signatures.
+PROTOS = {
+    "device_count": ctypes.CFUNCTYPE(st, vp),
+    "get_device": ctypes.CFUNCTYPE(st, vp),
+    "mem_get_info": ctypes.CFUNCTYPE(st, i32, vp, vp),
+    "malloc": ctypes.CFUNCTYPE(st, i32, ctypes.POINTER(vp), sz),
+    "free": ctypes.CFUNCTYPE(st, i32, vp),
+    "memcpy": ctypes.CFUNCTYPE(st, vp, vp, sz, i32),
+    "memcpy_async": ctypes.CFUNCTYPE(st, vp, vp, sz, i32, vp),
+    "memset_async": ctypes.CFUNCTYPE(st, vp, i32, sz, vp),
+    "stream_create": ctypes.CFUNCTYPE(st, i32, i32, ctypes.POINTER(vp)),
+    "stream_destroy": ctypes.CFUNCTYPE(st, vp),
+    "stream_query": ctypes.CFUNCTYPE(st, vp),
+    "stream_synchronize": ctypes.CFUNCTYPE(st, vp),
+    "stream_wait_event": ctypes.CFUNCTYPE(st, vp, vp),
+    "event_create": ctypes.CFUNCTYPE(st, i32, ctypes.c_uint32, ctypes.POINTER(vp)),
+    "event_destroy": ctypes.CFUNCTYPE(st, vp),
+    "event_record": ctypes.CFUNCTYPE(st, vp, vp),
+    "event_query": ctypes.CFUNCTYPE(st, vp),
+    "event_synchronize": ctypes.CFUNCTYPE(st, vp),
+    "event_elapsed_time": ctypes.CFUNCTYPE(st, vp, vp, vp),
+    "launch_host_func": ctypes.CFUNCTYPE(st, vp, vp, vp),
+    "get_last_error_message": ctypes.CFUNCTYPE(ctypes.c_char_p),
+}
+FIELDS = ("device_count get_device_properties get_device set_device mem_get_info malloc free host_malloc host_free "
+          "memcpy memcpy_async memset_async stream_create stream_destroy stream_query stream_synchronize "
+          "stream_wait_event event_create event_destroy event_record event_query event_synchronize "
+          "event_elapsed_time launch_host_func device_synchronize get_error_string get_last_error_message").split()
+
+
+class DeviceApi(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("api_version", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)] + [
+        (f, ctypes.c_void_p) for f in FIELDS]
+
+
+class Api:
+    """The simulator's contract, callable slot by slot."""
+
+    def __init__(self) -> None:
+        entry = device_sim.lib().sdk_device_api_entry
+        entry.restype = ctypes.POINTER(DeviceApi)
+        table = entry().contents
+        for name, proto in PROTOS.items():
+            setattr(self, name, proto(getattr(table, name)))
+
+    def last_error(self) -> str:
+        return (self.get_last_error_message() or b"").decode()
+
+    def stream(self, device: int = 0) -> int:
+        h = vp()
+        assert self.stream_create(device, 0, ctypes.byref(h)) == SUCCESS
+        return h.value
+
+    def event(self, device: int = 0, flags: int = 1) -> int:
+        h = vp()
+        assert self.event_create(device, flags, ctypes.byref(h)) == SUCCESS
+        return h.value
+
+    def malloc_(self, device: int, n: int) -> int:
+        p = vp()
+        assert self.malloc(device, ctypes.byref(p), n) == SUCCESS, self.last_error()
+        return p.value
+
+
+@pytest.fixture(scope="module")
+def api() -> Api:
+    rt.attach_device_library(B, device_sim.library_path())
+    assert rt.device_count(B) >= 2, "these tests need two simulated devices"
+    return Api()
+
+
+@pytest.fixture(scope="module")
+def sim(api):
+    return device_sim.lib()
+
+
+@pytest.fixture(autouse=True)
+def healthy_devices(api):
+    yield
+    for d in range(rt.device_count(B)):
+        device_sim.reset_device(d)
+
+
+# A handle forged to look like the old in-memory layout (the magic tag "STRM" /
+# "EVNT" in the first word), an unmapped address, a small integer, a live host
+# object's address, and each kind of handle passed as the other kind.
+_FORGED = ctypes.create_string_buffer(b"MRTS\x00\x00\x00\x00" + bytes(248))
+_FORGED_EVENT = ctypes.create_string_buffer(b"TNVE\x00\x00\x00\x00" + bytes(248))
+
+
+def bad_streams(api: Api) -> dict[str, int]:
+    return {"small integer": 12345, "unmapped address": 0xDEAD0000, "host object": id(object()),
+            "forged magic": ctypes.addressof(_FORGED), "event handle": api.event(), "all ones": (1 << 64) - 1}
+
+
+def bad_events(api: Api) -> dict[str, int]:
+    return {"small integer": 12345, "unmapped address": 0xDEAD0000, "host object": id(object()),
+            "forged magic": ctypes.addressof(_FORGED_EVENT), "stream handle": api.stream(), "all ones": (1 << 64) - 1}
+
+
+def destroyed_stream(api: Api) -> int:
+    s = api.stream()
+    assert api.stream_destroy(s) == SUCCESS
+    return s
+
+
+def destroyed_event(api: Api) -> int:
+    e = api.event()
+    assert api.event_destroy(e) == SUCCESS
+    return e
+
+
+def stream_calls(api: Api, sim, buf: int, host) -> dict:
+    """Every entry point taking a stream, as a function of the handle."""
+    noop = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: None)
+    kernel = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: None)
+    ev = api.event()
+    return {
+        "memcpy_async": lambda h: api.memcpy_async(buf, ctypes.addressof(host), 16, 1, h),
+        "memset_async": lambda h: api.memset_async(buf, 0, 16, h),
+        "stream_query": api.stream_query,
+        "stream_synchronize": api.stream_synchronize,
+        "stream_wait_event": lambda h: api.stream_wait_event(h, ev),
+        "event_record": lambda h: api.event_record(ev, h),
+        "launch_host_func": lambda h: api.launch_host_func(h, ctypes.cast(noop, vp), None),
+        "device_sim_launch_kernel": lambda h: sim.device_sim_launch_kernel(h, ctypes.cast(kernel, vp), None, 0),
+        "device_sim_launch_kernel_named": lambda h: sim.device_sim_launch_kernel_named(
+            h, b"k", ctypes.cast(kernel, vp), None, 0),
+        "device_sim_kernel_sleep": lambda h: sim.device_sim_kernel_sleep(h, 1),
+        "device_sim_kernel_axpb_f32": lambda h: sim.device_sim_kernel_axpb_f32(h, buf, buf, 4, 1.0, 0.0),
+        "device_sim_kernel_empty": sim.device_sim_kernel_empty,
+        "stream_destroy": api.stream_destroy,
+    }
+
+
+def event_calls(api: Api) -> dict:
+    """Every entry point taking an event, as a function of the handle."""
+    s = api.stream()
+    ok = api.event()
+    assert api.event_record(ok, s) == SUCCESS
+    assert api.stream_synchronize(s) == SUCCESS
+    ms = ctypes.c_float()
+    return {
+        "stream_wait_event": lambda h: api.stream_wait_event(s, h),
+        "event_record": lambda h: api.event_record(h, s),
+        "event_query": api.event_query,
+        "event_synchronize": api.event_synchronize,
+        "event_elapsed_time (start)": lambda h: api.event_elapsed_time(ctypes.byref(ms), h, ok),
+        "event_elapsed_time (end)": lambda h: api.event_elapsed_time(ctypes.byref(ms), ok, h),
+        "event_destroy": api.event_destroy,
+    }
+
+
+@pytest.fixture()
+def device_buffer(api):
+    p = api.malloc_(0, 4096)
+    yield p
+    assert api.free(0, p) == SUCCESS
+
+
+def test_bad_stream_handles_are_refused_by_every_entry_point(api, sim, device_buffer):
+    host = ctypes.create_string_buffer(64)
+    calls = stream_calls(api, sim, device_buffer, host)
+    handles = bad_streams(api) | {"destroyed": destroyed_stream(api)}
+    for call_name, call in calls.items():
+        for what, h in handles.items():
+            assert call(h) == INVALID_HANDLE, (call_name, what)
+            msg = api.last_error() if not call_name.startswith("device_sim") else _sim_error()
+            assert hex(h) in msg and "not a valid stream handle" in msg, (call_name, what, msg)
+
+
+def _sim_error() -> str:
+    return device_sim._last_error()
+
+
+def test_bad_event_handles_are_refused_by_every_entry_point(api):
+    calls = event_calls(api)
+    handles = bad_events(api) | {"destroyed": destroyed_event(api)}
+    for call_name, call in calls.items():
+        for what, h in handles.items():
+            assert call(h) == INVALID_HANDLE, (call_name, what)
+            msg = api.last_error()
+            assert hex(h) in msg and "not a valid event handle" in msg, (call_name, what, msg)
+
+
+def test_destroyed_handles_stay_invalid_after_their_slots_are_reused(api):
+    old_streams = [destroyed_stream(api) for _ in range(8)]
+    old_events = [destroyed_event(api) for _ in range(8)]
+    fresh_streams = [api.stream() for _ in range(2000)]  # far more than the reuse threshold
+    fresh_events = [api.event() for _ in range(2000)]
+    try:
+        for s in old_streams:
+            assert s not in fresh_streams
+            assert api.stream_query(s) == INVALID_HANDLE
+        for e in old_events:
+            assert e not in fresh_events
+            assert api.event_query(e) == INVALID_HANDLE
+    finally:
+        for s in fresh_streams:
+            assert api.stream_destroy(s) == SUCCESS
+        for e in fresh_events:
+            assert api.event_destroy(e) == SUCCESS
+
+
+def test_double_destroy_is_refused(api):
+    s, e = api.stream(), api.event()
+    assert api.stream_destroy(s) == SUCCESS and api.event_destroy(e) == SUCCESS
+    assert api.stream_destroy(s) == INVALID_HANDLE and "stream_destroy" in api.last_error()
+    assert api.event_destroy(e) == INVALID_HANDLE and "event_destroy" in api.last_error()
+
+
+def test_foreign_device_handles_and_pointers_are_refused(api, sim):
+    s0, s1 = api.stream(0), api.stream(1)
+    e0, e1 = api.event(0), api.event(1)
+    p0 = api.malloc_(0, 4096)
+    p1 = api.malloc_(1, 4096)
+    host = ctypes.create_string_buffer(64)
+    ms = ctypes.c_float()
+    try:
+        assert api.event_record(e0, s1) == INVALID_VALUE and "device 0" in api.last_error()
+        assert api.memset_async(p0, 0, 16, s1) == INVALID_VALUE
+        assert "belongs to device 1" in api.last_error()
+        assert api.memcpy_async(p0, ctypes.addressof(host), 16, 1, s1) == INVALID_VALUE
+        assert "belongs to device 1" in api.last_error()
+        assert api.memcpy_async(ctypes.addressof(host), p0, 16, 2, s1) == INVALID_VALUE
+        assert api.memcpy_async(p1, p0, 16, 3, s1) == SUCCESS  # between devices: the peer's stream may copy
+        assert api.free(0, p1) == INVALID_VALUE and "not a pointer into the memory of device 0" in api.last_error()
+        assert api.event_record(e0, s0) == SUCCESS and api.event_record(e1, s1) == SUCCESS
+        assert api.stream_synchronize(s0) == SUCCESS and api.stream_synchronize(s1) == SUCCESS
+        assert api.event_elapsed_time(ctypes.byref(ms), e0, e1) == INVALID_VALUE
+        assert "device 0" in api.last_error() and "device 1" in api.last_error()
+        assert sim.device_sim_kernel_axpb_f32(s1, p0, p0, 4, 1.0, 0.0) == INVALID_VALUE
+        assert "stream's device 1" in _sim_error()
+        with pytest.raises(ValueError, match="belongs to device 1, not device 0"):
+            device_sim.inject("kernel_fault", 0, stream=s1)
+    finally:
+        for s in (s0, s1):
+            api.stream_synchronize(s)
+            api.stream_destroy(s)
+        api.event_destroy(e0)
+        api.event_destroy(e1)
+        api.free(0, p0)
+        api.free(1, p1)
+
+
+def test_null_out_pointers_are_refused(api):
+    assert api.device_count(None) == INVALID_VALUE and "count is NULL" in api.last_error()
+    assert api.get_device(None) == INVALID_VALUE
+    assert api.mem_get_info(0, None, None) == INVALID_VALUE
+    assert api.stream_create(0, 0, None) == INVALID_VALUE
+    assert api.event_create(0, 0, None) == INVALID_VALUE
+    assert api.malloc(0, None, 16) == INVALID_VALUE
+
+
+@pytest.mark.parametrize("handle", [12345, 0xDEAD0000, (1 << 64) - 1])
+def test_inject_with_a_bad_stream_raises_naming_the_handle(api, handle):
+    with pytest.raises(ValueError, match=f"{hex(handle)} is not a valid stream handle"):
+        device_sim.inject("kernel_fault", 0, stream=handle)
+
+
+def test_inject_with_a_destroyed_stream_raises(api):
+    s = rt.Stream(f"{B}:0")
+    h = s.native_handle
+    device_sim.inject("kernel_fault", 0, stream=h, count=0)  # a live stream is accepted
+    dead = destroyed_stream(api)
+    with pytest.raises(ValueError, match=f"{hex(dead)} is not a valid stream handle"):
+        device_sim.inject("kernel_fault", 0, stream=dead)
+    with pytest.raises(ValueError, match="not a valid stream handle"):
+        device_sim.inject("kernel_fault", 0, stream=-1)
+    with pytest.raises(TypeError, match="must be a backend_sdk Stream or a native handle"):
+        device_sim.inject("kernel_fault", 0, stream="s")
+
+
+def test_kernel_fault_message_names_the_handle_the_user_holds(api, sim):
+    s = api.stream(0)
+    try:
+        device_sim.inject("kernel_fault", 0, stream=s)
+        assert sim.device_sim_kernel_empty(s) == SUCCESS
+        assert api.stream_synchronize(s) == 7
+        assert f"on stream {hex(s)} of device 0" in api.last_error()
+    finally:
+        api.stream_destroy(s)
