@@ -94,6 +94,9 @@ def lib() -> ctypes.CDLL:
     cdll.device_sim_launch_kernel_named.argtypes = [
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
     cdll.device_sim_launch_kernel_named.restype = ctypes.c_int32
+    cdll.device_sim_launch_kernel_ex.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    cdll.device_sim_launch_kernel_ex.restype = ctypes.c_int32
     return cdll
 
 

@@ -308,3 +308,79 @@ def test_kernel_fault_message_names_the_handle_the_user_holds(api, sim):
         assert f"on stream {hex(s)} of device 0" in api.last_error()
     finally:
         api.stream_destroy(s)
+
+
+# ---- finding 7: kernels that do not run release their jobs ------------------------------------------
+
+_LEAK_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import accel, backend_sdk as sdk, device_sim
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    x = sdk.ones(16, device="accel:0")
+
+    def faulted(n):  # every kernel marked by an injected fault: none runs
+        device_sim.inject("kernel_fault", 0, count=n)
+        for _ in range(n):
+            y = x + 1
+        try:
+            sdk.accel.synchronize(0)
+        except sdk.AcceleratorError:
+            pass
+        else:
+            raise AssertionError("the injected faults did not surface")
+
+    def drained(n):  # queued behind a long kernel, then dropped by device_lost
+        s = sdk.accel.current_stream(0)
+        assert device_sim.lib().device_sim_kernel_sleep(s.native_handle, 20000) == 0
+        for _ in range(n):
+            y = x + 1
+        device_sim.inject("device_lost", 0)
+        device_sim.reset_device(0)
+
+    f = faulted if sys.argv[1] == "fault" else drained
+    for _ in range(3):  # warm up: job pools, caches, allocator segments
+        f(1000)
+    before = rss()
+    for _ in range(20):
+        f(1000)
+    print((rss() - before) / 2**20)
+""")
+
+
+@pytest.mark.parametrize("mode", ["fault", "lost"])
+def test_kernels_that_do_not_run_do_not_leak(mode):
+    env = dict(os.environ, DEVICE_SIM_NUM_DEVICES="2")
+    r = subprocess.run([sys.executable, "-c", _LEAK_SCRIPT, mode], capture_output=True, text=True, timeout=120,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    grown_mib = float(r.stdout.strip().splitlines()[-1])
+    assert grown_mib < 5, f"20k {mode} kernels grew RSS by {grown_mib:.1f} MiB"
+
+
+def test_release_fn_runs_instead_of_a_kernel_that_does_not_run(api, sim):
+    """device_sim_launch_kernel_ex: exactly one of fn and release is called per launch."""
+    ran, released = [], []
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda p: ran.append(ctypes.c_int64.from_address(p).value))
+    rel = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda p: released.append(ctypes.c_int64.from_address(p).value))
+    s = api.stream(0)
+    try:
+        def launch(i):
+            arg = ctypes.c_int64(i)
+            assert sim.device_sim_launch_kernel_ex(s, b"k", ctypes.cast(fn, vp), ctypes.cast(rel, vp),
+                                                   ctypes.byref(arg), 8) == SUCCESS
+        launch(1)
+        device_sim.inject("kernel_fault", 0, stream=s)
+        launch(2)
+        launch(3)
+        assert api.stream_synchronize(s) == 7  # the fault of kernel 2
+        assert sim.device_sim_kernel_sleep(s, 20000) == SUCCESS
+        launch(4)
+        device_sim.inject("device_lost", 0)
+        device_sim.reset_device(0)
+        assert ran == [1, 3] and released == [2, 4]
+    finally:
+        api.stream_destroy(s)

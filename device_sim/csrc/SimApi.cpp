@@ -814,8 +814,8 @@ int64_t device_sim_memory_bytes(void) {
   return g_config.memory_bytes;
 }
 
-sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
-                                          const void* args, size_t args_size) {
+sdk_status device_sim_launch_kernel_ex(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                       device_sim_kernel_fn release, const void* args, size_t args_size) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("device_sim_launch_kernel", stream);
@@ -825,14 +825,20 @@ sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name,
   SIM_CHECK_LOST(g_devices[s->device], "device_sim_launch_kernel");
   Op op{Op::Kernel};
   op.kernel = fn;
+  op.release = release;
   op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
   op.args.assign(args, args_size);
   g_devices[s->device]->enqueue(s, std::move(op));
   return SDK_SUCCESS;
 }
 
+sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                          const void* args, size_t args_size) {
+  return device_sim_launch_kernel_ex(stream, name, fn, nullptr, args, args_size);
+}
+
 sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_sim_kernel_fn fn, const void* args, size_t args_size) {
-  return device_sim_launch_kernel_named(stream, nullptr, fn, args, args_size);
+  return device_sim_launch_kernel_ex(stream, nullptr, fn, nullptr, args, args_size);
 }
 
 void* device_sim_translate(const void* device_ptr) {

@@ -341,7 +341,9 @@ void SimDevice::complete_record(SimStream* s, Op& op) {
 
 void SimDevice::run(SimStream* s, Op& op) {
   if (lost()) {
-    // Note [Simulated faults]: a lost device runs nothing.
+    // Note [Simulated faults]: a lost device runs nothing; a kernel's
+    // arguments are still released (device_sim_launch_kernel_ex).
+    if (op.kind == Op::Kernel && op.release != nullptr) op.release(op.args.data());
     return;
   }
   bool trace = g_trace_on.load(std::memory_order_relaxed);
@@ -369,6 +371,7 @@ void SimDevice::run(SimStream* s, Op& op) {
         record_async_error(SDK_ERROR_KERNEL_FAULT, kernel_fault_prefix(name, s, index_) +
                                                        (msg.empty() ? std::string(" (injected by device_sim.inject)")
                                                                     : ": " + msg));
+        if (op.release != nullptr) op.release(op.args.data());
         break;
       }
       t_kernel = KernelContext{this, s, name};

@@ -25,7 +25,10 @@
 // event or device synchronize, a synchronous copy); the device is usable again
 // afterwards. A lost device (inject "device_lost") refuses every call until
 // reset_device(); its workers drain what was queued without running it
-// (records still complete, so waits on other devices never hang).
+// (records still complete, so waits on other devices never hang). A kernel
+// that does not run (injected fault, drained) gets its release function
+// called instead (device_sim_launch_kernel_ex), so arguments that own host
+// memory are not leaked.
 #pragma once
 
 #include <atomic>
@@ -82,6 +85,7 @@ struct Op {
   explicit Op(Kind k) : kind(k) {}
   sdk_host_fn fn = nullptr;
   void (*kernel)(void*) = nullptr;
+  void (*release)(void*) = nullptr;  // called instead of `kernel` when it does not run
   void* user = nullptr;
   KernelArgs args;
   char* dst = nullptr;
