@@ -384,3 +384,96 @@ def test_release_fn_runs_instead_of_a_kernel_that_does_not_run(api, sim):
         assert ran == [1, 3] and released == [2, 4]
     finally:
         api.stream_destroy(s)
+
+
+# ---- finding 13: raw copies stay inside their allocations -------------------------------------------
+
+RANGE = r"\d+ bytes at \[0x[0-9a-f]+, 0x[0-9a-f]+\)"
+ALLOCATION = r"the allocation \[0x[0-9a-f]+, 0x[0-9a-f]+\) of {n} bytes at 0x[0-9a-f]+"
+
+
+def test_copy_into_a_small_tensor_does_not_overwrite_its_neighbour(api):
+    s = rt.default_stream(f"{B}:0")
+    small, neighbour = rt.DeviceBuffer(8, s), rt.DeviceBuffer(512, s)
+    guard = np.full(128, 7, dtype=np.int32)
+    rt.memcpy(B, neighbour.ptr, guard.ctypes.data, guard.nbytes, "h2d")
+    big = np.zeros(1000, dtype=np.int32)
+    pattern = f"dst: 4000 bytes at \\[{hex(small.ptr)}, {hex(small.ptr + 4000)}\\) run past the end of " + \
+        ALLOCATION.format(n=8)
+    for stream in (None, s):
+        with pytest.raises(ValueError, match=pattern):
+            rt.memcpy(B, small.ptr, big.ctypes.data, big.nbytes, "h2d", stream)
+    with pytest.raises(ValueError, match=f"dst: {RANGE} run past the end of " + ALLOCATION.format(n=8)):
+        rt.memcpy(B, small.ptr, neighbour.ptr, 16, "d2d")
+    with pytest.raises(ValueError, match=f"src: {RANGE} run past the end of " + ALLOCATION.format(n=8)):
+        rt.memcpy(B, neighbour.ptr, small.ptr, 16, "d2d", s)
+    with pytest.raises(ValueError, match=f"src: {RANGE} run past the end of " + ALLOCATION.format(n=8)):
+        rt.memcpy(B, big.ctypes.data, small.ptr, 4000, "d2h")
+    with pytest.raises(ValueError, match=f"dst: {RANGE} run past the end of " + ALLOCATION.format(n=8)):
+        rt.memset_async(small.ptr, 0xFF, 9, s)
+    with pytest.raises(ValueError, match=f"dst: {RANGE} run past the end of " + ALLOCATION.format(n=8)):
+        rt.memcpy(B, small.ptr + 4, big.ctypes.data, 8, "h2d")  # inside, but the end is past it
+    rt.memcpy(B, small.ptr, big.ctypes.data, 8, "h2d", s)  # exactly the allocation: fine
+    rt.memset_async(small.ptr + 4, 0, 4, s)
+    s.synchronize()
+    out = np.zeros(128, dtype=np.int32)
+    rt.memcpy(B, out, neighbour.ptr, out.nbytes, "d2h")
+    np.testing.assert_array_equal(out, guard)  # the neighbour is untouched
+    small.free()
+    neighbour.free()
+
+
+def test_copy_into_a_freed_block_is_refused(api):
+    s = rt.default_stream(f"{B}:0")
+    keep = rt.DeviceBuffer(512, s)  # keeps the segment alive
+    buf = rt.DeviceBuffer(512, s)
+    p = buf.ptr
+    buf.free()
+    host = np.zeros(16, dtype=np.uint8)
+    with pytest.raises(ValueError, match="start in a freed block"):
+        rt.memcpy(B, p, host.ctypes.data, host.nbytes, "h2d")
+    keep.free()
+
+
+def test_device_to_host_copy_into_a_short_numpy_buffer_is_refused(api):
+    s = rt.default_stream(f"{B}:0")
+    buf = rt.DeviceBuffer(4096, s)
+    short = np.zeros(4, dtype=np.uint8)
+    with pytest.raises(ValueError, match="dst is a host buffer of 4 bytes, too small for a copy of 4096 bytes"):
+        rt.memcpy(B, short, buf.ptr, 4096, "d2h")
+    with pytest.raises(ValueError, match="src is a host buffer of 4 bytes, too small for a copy of 4096 bytes"):
+        rt.memcpy(B, buf.ptr, short, 4096, "h2d", s)
+    with pytest.raises(ValueError, match="dst bytes is not a writable contiguous buffer"):
+        rt.memcpy(B, b"12345678", buf.ptr, 8, "d2h")
+    with pytest.raises(ValueError, match="dst is a host buffer of 4 bytes"):
+        rt.copy_async(short, buf.ptr, 4096, "d2h", s)
+    with pytest.raises(ValueError, match="writes device memory but dst is a host buffer"):
+        rt.memcpy(B, short, buf.ptr, 4, "d2d")
+    with pytest.raises(TypeError, match="dst must be an address"):
+        rt.memcpy(B, "x", buf.ptr, 4, "d2h")
+    data = np.arange(1024, dtype=np.float32)
+    rt.memcpy(B, buf.ptr, data, data.nbytes, "h2d")  # buffers of the right size work both ways
+    back = np.zeros_like(data)
+    rt.memcpy(B, back, buf.ptr, back.nbytes, "d2h")
+    np.testing.assert_array_equal(back, data)
+    buf.free()
+
+
+def test_simulator_bounds_raw_allocations_by_their_requested_size(api):
+    """The device's own check, below the allocator: an 8-byte malloc is not 512 bytes."""
+    p = api.malloc_(0, 8)
+    host = ctypes.create_string_buffer(4096)
+    s = api.stream(0)
+    try:
+        for call in (lambda: api.memcpy(p, ctypes.addressof(host), 16, 1),
+                     lambda: api.memcpy(ctypes.addressof(host), p, 4000, 2),
+                     lambda: api.memcpy_async(p, ctypes.addressof(host), 9, 1, s),
+                     lambda: api.memset_async(p, 0, 512, s)):
+            assert call() == INVALID_VALUE
+            msg = api.last_error()
+            assert f"bytes at [{hex(p)}, " in msg, msg
+            assert f"run past the end of the allocation [{hex(p)}, {hex(p + 8)}) of 8 bytes at {hex(p)}" in msg, msg
+        assert api.memcpy(p, ctypes.addressof(host), 8, 1) == SUCCESS
+    finally:
+        api.stream_destroy(s)
+        api.free(0, p)
