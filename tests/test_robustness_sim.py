@@ -477,3 +477,67 @@ def test_simulator_bounds_raw_allocations_by_their_requested_size(api):
     finally:
         api.stream_destroy(s)
         api.free(0, p)
+
+
+# ---- finding 13: a segfaulting extension kernel is named before the process dies ----------------------
+
+_CRASH_SOURCES = r"""
+    namespace {
+    volatile int* volatile g_null = nullptr;
+    sdk::Tensor boom(const sdk::Tensor& x) {
+      *g_null = 1;  // a NULL dereference inside the extension
+      return x;
+    }
+    void boom_boxed(sdk::OperatorKernel*, const sdk::OperatorHandle&, sdk::DispatchKeySet, sdk::Stack*) {
+      *g_null = 2;
+    }
+    sdk::Tensor fine(const sdk::Tensor& x) { return sdk::ops::add(x, sdk::Scalar(1)); }
+    }
+    SDK_LIBRARY(jit_crash, m) {
+      m.def("boom(Tensor x) -> Tensor");
+      m.def("boom_boxed(Tensor x) -> Tensor");
+      m.def("fine(Tensor x) -> Tensor");
+    }
+    SDK_LIBRARY_IMPL(jit_crash, CPU, m) {
+      m.impl("boom", &boom);
+      m.impl("boom_boxed", sdk::CppFunction::make_from_boxed(&boom_boxed));
+      m.impl("fine", &fine);
+    }
+"""
+
+_CRASH_CHILD = textwrap.dedent("""
+    import sys
+    import backend_sdk
+    from backend_sdk.utils import cpp_extension
+    path = cpp_extension.load_inline("jit_crash_ext", sys.argv[2], build_directory=sys.argv[3])
+    x = backend_sdk.tensor([1.0, 2.0])
+    assert backend_sdk.ops.jit_crash.fine(x).tolist() == [2.0, 3.0]  # a tracked kernel that returns normally
+    print(path, flush=True)
+    getattr(backend_sdk.ops.jit_crash, sys.argv[1])(x)
+    print("survived", flush=True)
+""")
+
+
+@pytest.fixture(scope="module")
+def crash_build(tmp_path_factory):
+    build = tmp_path_factory.mktemp("jit_crash")
+    from backend_sdk.utils import cpp_extension
+    path = cpp_extension.load_inline("jit_crash_ext", _CRASH_SOURCES, build_directory=str(build))
+    return str(build), path
+
+
+@pytest.mark.parametrize("op", ["boom", "boom_boxed"])
+def test_segfault_in_an_extension_kernel_names_the_operator_and_the_library(crash_build, op):
+    import signal
+    build, path = crash_build
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    r = subprocess.run([sys.executable, "-c", _CRASH_CHILD, op, _CRASH_SOURCES, build], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert r.returncode == -signal.SIGSEGV, (r.returncode, r.stdout, r.stderr)
+    assert "survived" not in r.stdout
+    lib = r.stdout.split()[0]
+    assert os.path.realpath(lib) == os.path.realpath(path)
+    assert f"SIGSEGV (segmentation fault) while running the kernel of operator 'jit_crash::{op}' for CPU" in r.stderr
+    assert f"registered from {lib}" in r.stderr, r.stderr
+    assert f"faulting instruction 0x" in r.stderr and f" in {lib}" in r.stderr, r.stderr
+    assert "accessing address 0x0" in r.stderr, r.stderr
