@@ -6,6 +6,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -156,14 +157,33 @@ struct TrackedBoxedKernel final : OperatorKernel {
   }
 };
 
+// Load addresses of the SDK's libraries besides libbackend_sdk.
+std::atomic<const void*> g_sdk_libraries[8] = {};
+
+bool is_sdk_library(const void* base) {
+  Dl_info self;
+  if (dladdr(reinterpret_cast<const void*>(&install_crash_handler), &self) != 0 && self.dli_fbase == base) return true;
+  for (const auto& slot : g_sdk_libraries)
+    if (slot.load(std::memory_order_acquire) == base) return true;
+  return false;
+}
+
 }  // namespace
+
+void treat_as_sdk_library(const void* code) {
+  Dl_info info;
+  if (dladdr(code, &info) == 0 || is_sdk_library(info.dli_fbase)) return;
+  for (auto& slot : g_sdk_libraries) {
+    const void* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, info.dli_fbase)) return;
+  }
+}
 
 void label_external_kernel(KernelFunction& k, const std::string& what) {
   if (!k.is_valid() || k.is_fallthrough() || k.skips_without_grad()) return;
-  Dl_info kernel, sdk;
+  Dl_info kernel;
   if (dladdr(k.boxed_code(), &kernel) == 0 || kernel.dli_fname == nullptr) return;
-  if (dladdr(reinterpret_cast<const void*>(&label_external_kernel), &sdk) != 0 && sdk.dli_fbase == kernel.dli_fbase)
-    return;  // one of the SDK's own kernels: not tracked (no cost on the hot path)
+  if (is_sdk_library(kernel.dli_fbase)) return;  // one of the SDK's own kernels: not tracked (no cost on the hot path)
   k.track_crashes(intern_label(what + ", registered from " + kernel.dli_fname));
   install_crash_handler();
 }

@@ -7,12 +7,16 @@
 // dereferences a bad pointer kills the process with SIGSEGV, and a bare
 // "Segmentation fault" names nothing. So:
 //  - At registration (Library::impl, Library::fallback) a kernel whose code
-//    lies outside libbackend_sdk (dladdr of its boxed entry) gets a label
+//    lies outside the SDK (libbackend_sdk and the _C bindings module; dladdr
+//    of its boxed entry) gets a label
 //    ("'ext::op' for CPU, registered from /path/libext.so") and is switched
 //    to adapters that set a thread-local "running kernel" for the duration
 //    of each call (RunningKernelScope: save, set, restore, so nested calls
 //    and exceptions unwind it). The SDK's own kernels are not switched: the
-//    dispatch hot path is unchanged for them.
+//    dispatch hot path is unchanged for them (a labelled kernel pays two
+//    thread-local stores per call). Kernels registered through the stable C
+//    shim (csrc/stable) run behind the shim's adapter, which is the SDK's,
+//    and are not labelled.
 //  - The first such registration installs a handler for SIGSEGV, SIGBUS,
 //    SIGFPE and SIGILL (sigaction, on the alternate stack if one is set).
 //    When the thread was running a labelled kernel it writes, with write(2)
@@ -52,6 +56,9 @@ struct RunningKernelScope {
 // Note [Kernel crash reports]: labels `k` ("'ns::op' for CPU") and installs
 // the handler if its code lies outside libbackend_sdk; otherwise does nothing.
 SDK_API void label_external_kernel(KernelFunction& k, const std::string& what);
+// Counts the library holding `code` as part of the SDK (the Python bindings
+// module): its kernels are not labelled either. At most 8 libraries.
+SDK_API void treat_as_sdk_library(const void* code);
 
 }  // namespace detail
 }  // namespace sdk
