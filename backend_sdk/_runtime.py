@@ -41,6 +41,8 @@ Created on the device of the first stream it is recorded on. Methods:
 ``record(stream)``, ``query()``, ``synchronize()``, ``elapsed_time(end)`` (ms).
 """
 DeviceBuffer = _rt.DeviceBuffer
+#: A host object with the buffer protocol (numpy array, bytearray, memoryview), for raw copies.
+Buffer = Any
 
 DeviceLike = Union[str, "_C.device"]
 
@@ -180,11 +182,17 @@ def record_stream(tensor_or_buffer: Any, s: Stream) -> None:
         _rt.record_stream(tensor_or_buffer, s)
 
 
-def memcpy(backend: str, dst: int, src: int, nbytes: int, kind: str, stream: Stream | None = None) -> None:
+def memcpy(backend: str, dst: int | Buffer, src: int | Buffer, nbytes: int, kind: str,
+           stream: Stream | None = None) -> None:
     """Copies ``nbytes`` between raw addresses; ``kind`` is 'h2h', 'h2d', 'd2h' or 'd2d'.
 
     With ``stream`` the copy is queued on it (the host side must stay alive
     until it ran); without, it waits for the devices involved and copies.
+
+    A host side may be given as a buffer object (a numpy array, ``bytearray``,
+    ``memoryview``) instead of an address: its length is then checked (and a
+    destination must be writable). A device side must lie within one live
+    allocation (ValueError naming the allocation and the requested range).
     """
     _rt.memcpy(backend, dst, src, nbytes, kind, stream)
 
@@ -290,8 +298,10 @@ def host_empty_cache(backend: str) -> None:
     _rt.host_empty_cache(backend)
 
 
-def copy_async(dst: int, src: int, nbytes: int, kind: str, s: Stream) -> None:
+def copy_async(dst: int | Buffer, src: int | Buffer, nbytes: int, kind: str, s: Stream) -> None:
     """Queues a copy on ``s`` (``kind`` 'h2d', 'd2h', 'd2d' or 'h2h'), with the pinned-memory rules.
+
+    Host and device sides are checked as by :func:`memcpy`.
 
     A pageable host source of 'h2d' is staged through a pinned block (so ``src``
     may be reused at once); 'd2h' needs a pinned destination (ValueError

@@ -94,6 +94,9 @@ def lib() -> ctypes.CDLL:
     cdll.device_sim_launch_kernel_named.argtypes = [
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
     cdll.device_sim_launch_kernel_named.restype = ctypes.c_int32
+    cdll.device_sim_launch_kernel_ex.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    cdll.device_sim_launch_kernel_ex.restype = ctypes.c_int32
     return cdll
 
 
@@ -118,9 +121,12 @@ def _stream_handle(stream: Any) -> int | None:
     if stream is None:
         return None
     handle = getattr(stream, "native_handle", stream)
-    if not isinstance(handle, int):
+    if not isinstance(handle, int) or isinstance(handle, bool):
         raise TypeError(f"device_sim.inject: stream must be a backend_sdk Stream or a native handle, got "
                         f"{type(stream).__name__}")
+    if not 0 <= handle < 1 << 64:
+        raise ValueError(f"device_sim.inject: stream handle {handle} is not a valid stream handle of device_sim")
+    # Anything else is checked by the simulator (Note [Simulated handles]).
     return handle
 
 

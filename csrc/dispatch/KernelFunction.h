@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "dispatch/Boxing.h"
+#include "dispatch/KernelCrash.h"
 
 namespace sdk {
 
@@ -19,6 +20,9 @@ Ret redispatch_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Arg
 // Base of kernel functors (C++ function wrappers, Python callables, ...).
 struct SDK_API OperatorKernel {
   virtual ~OperatorKernel() = default;
+  // Set for kernels from libraries outside the SDK: what a crash report
+  // names (Note [Kernel crash reports], KernelCrash.h).
+  const char* crash_label = nullptr;
 };
 
 // A boxed kernel pops the operator's arguments from the end of the stack and
@@ -47,6 +51,11 @@ class SDK_API KernelFunction {
   bool is_fallthrough() const;
   bool has_unboxed() const { return unboxed_ != nullptr; }
   bool skips_without_grad() const { return skip_without_grad_; }
+  // The code the boxed entry runs (for telling which library a kernel is from).
+  const void* boxed_code() const { return reinterpret_cast<const void*>(boxed_); }
+  // Note [Kernel crash reports]: from now on every call of this kernel marks
+  // the thread as running `label` (immortal). Once, at registration.
+  void track_crashes(const char* label);
   // Number of schema arguments the C++ signature takes (-1 for boxed kernels).
   int num_cpp_args() const { return num_cpp_args_; }
   int num_cpp_returns() const { return num_cpp_returns_; }
@@ -83,6 +92,10 @@ class SDK_API KernelFunction {
   BoxedKernelFn boxed_ = nullptr;
   void* unboxed_ = nullptr;
   const std::type_info* signature_ = nullptr;
+  // The adapters track_crashes switches to (make_from_unboxed); a boxed-only
+  // kernel is wrapped instead.
+  BoxedKernelFn tracked_boxed_ = nullptr;
+  void* tracked_unboxed_ = nullptr;
   int num_cpp_args_ = -1;
   int num_cpp_returns_ = -1;
   bool skip_without_grad_ = false;
@@ -100,6 +113,15 @@ struct FunctionKernel : OperatorKernel {
   }
   static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet, Stack* stack) {
     call_boxed_impl(static_cast<FunctionKernel*>(self), stack, std::index_sequence_for<Args...>{});
+  }
+  // Note [Kernel crash reports]: the same, marking the thread while they run.
+  static Ret call_unboxed_tracked(OperatorKernel* self, DispatchKeySet ks, Args... args) {
+    RunningKernelScope scope(self->crash_label);
+    return call_unboxed(self, ks, std::forward<Args>(args)...);
+  }
+  static void call_boxed_tracked(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    RunningKernelScope scope(self->crash_label);
+    call_boxed(self, op, ks, stack);
   }
   template <size_t... I>
   static void call_boxed_impl(FunctionKernel* self, Stack* stack, std::index_sequence<I...>) {
@@ -128,6 +150,15 @@ struct KeySetFunctionKernel : OperatorKernel {
   }
   static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
     call_boxed_impl(static_cast<KeySetFunctionKernel*>(self), ks, stack, std::index_sequence_for<Args...>{});
+  }
+  // Note [Kernel crash reports]: the same, marking the thread while they run.
+  static Ret call_unboxed_tracked(OperatorKernel* self, DispatchKeySet ks, Args... args) {
+    RunningKernelScope scope(self->crash_label);
+    return call_unboxed(self, ks, std::forward<Args>(args)...);
+  }
+  static void call_boxed_tracked(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    RunningKernelScope scope(self->crash_label);
+    call_boxed(self, op, ks, stack);
   }
   template <size_t... I>
   static void call_boxed_impl(KeySetFunctionKernel* self, DispatchKeySet ks, Stack* stack,
@@ -171,6 +202,8 @@ KernelFunction KernelFunction::make_from_unboxed(Ret (*fn)(Args...)) {
   k.functor_ = std::shared_ptr<Functor>(new Functor(fn));
   k.boxed_ = &Functor::call_boxed;
   k.unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed);
+  k.tracked_boxed_ = &Functor::call_boxed_tracked;
+  k.tracked_unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed_tracked);
   k.signature_ = &Factory::signature();
   k.num_cpp_args_ = Factory::num_args;
   k.num_cpp_returns_ = static_cast<int>(boxing::Returns<Ret>::count);

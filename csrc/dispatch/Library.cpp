@@ -54,14 +54,18 @@ Library& Library::impl(std::string_view name, DispatchKey key, CppFunction f) {
                     to_string(*key_), "). Please declare a separate SDK_LIBRARY_IMPL block for this dispatch key "
                     "and put your impl(..) calls there.");
   }
-  registrations_.push_back(Dispatcher::singleton().register_impl(qualified, key, f.take(), debug()));
+  KernelFunction kernel = f.take();
+  detail::label_external_kernel(kernel, "'" + qualified + "' for " + to_string(key));  // Note [Kernel crash reports]
+  registrations_.push_back(Dispatcher::singleton().register_impl(qualified, key, std::move(kernel), debug()));
   return *this;
 }
 
 Library& Library::fallback(CppFunction f) {
   SDK_CHECK_VALUE(kind_ == IMPL && ns_ == "_",
                   "fallback(): a backend fallback must be registered in an SDK_LIBRARY_IMPL(_, KEY, m) block");
-  registrations_.push_back(Dispatcher::singleton().register_fallback(*key_, f.take(), debug()));
+  KernelFunction kernel = f.take();
+  detail::label_external_kernel(kernel, "fallback for " + to_string(*key_));  // Note [Kernel crash reports]
+  registrations_.push_back(Dispatcher::singleton().register_fallback(*key_, std::move(kernel), debug()));
   return *this;
 }
 

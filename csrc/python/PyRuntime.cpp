@@ -90,6 +90,101 @@ sdk_memcpy_kind parse_kind(const std::string& k) {
   SDK_THROW(Value, "memcpy: kind must be 'h2h', 'h2d', 'd2h' or 'd2d', got '", k, "'");
 }
 
+// Note [Raw copy bounds]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// _runtime.memcpy / copy_async / memset_async take raw addresses. The device
+// checks a device side against its own allocations, but those are the
+// caching allocator's segments (2 MiB and up), not the blocks carved out of
+// them: a 4000-byte copy into an 8-byte tensor stays inside its segment and
+// overwrites the neighbouring blocks. So these bindings check every device
+// side that lies in one of this backend's segments against the block that
+// contains it: the range must start in a live (allocated) block and end
+// within the bytes that were requested for it. A host side given as a
+// buffer object (a numpy array, bytearray, memoryview) is checked against
+// its length, and must be writable when it is the destination; a host side
+// given as an integer address cannot be checked (the caller vouches for it).
+// The check walks the allocator's snapshot: O(blocks), fine for these
+// low-level entry points, never on the tensor copy path.
+
+// One side of a raw copy: an address, plus the buffer's length when it came
+// from a buffer object (SIZE_MAX: unknown).
+struct RawSide {
+  uintptr_t address = 0;
+  size_t length = SIZE_MAX;
+};
+
+RawSide raw_side(py::handle obj, bool writable, const char* what, const char* role) {
+  RawSide side;
+  if (py::isinstance<py::int_>(obj)) {
+    side.address = obj.cast<uintptr_t>();
+    return side;
+  }
+  SDK_CHECK_TYPE(PyObject_CheckBuffer(obj.ptr()), what, ": ", role, " must be an address (int) or a buffer (numpy array, "
+                 "bytearray, memoryview), got ", Py_TYPE(obj.ptr())->tp_name);
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, (writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) | PyBUF_ANY_CONTIGUOUS) != 0) {
+    PyErr_Clear();
+    SDK_THROW(Value, what, ": ", role, " ", Py_TYPE(obj.ptr())->tp_name, " is not a ",
+              writable ? "writable " : "", "contiguous buffer");
+  }
+  side.address = reinterpret_cast<uintptr_t>(view.buf);
+  side.length = static_cast<size_t>(view.len);
+  PyBuffer_Release(&view);  // the object keeps the memory alive; the caller keeps the object
+  return side;
+}
+
+void check_host_length(const RawSide& side, size_t n, const char* what, const char* role) {
+  SDK_CHECK_VALUE(side.length == SIZE_MAX || n <= side.length, what, ": ", role, " is a host buffer of ", side.length,
+                  " bytes, too small for a copy of ", n, " bytes");
+}
+
+std::string hex_address(uintptr_t p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(p));
+  return buf;
+}
+
+// Note [Raw copy bounds]: a device side inside one of the caching allocator's segments.
+void check_device_range(DeviceType t, uintptr_t p, size_t n, const char* what, const char* role) {
+  for (const runtime::SegmentInfo& seg : runtime::caching_allocator(t)->snapshot()) {
+    if (p < seg.address || p - seg.address >= seg.total_size) continue;
+    const std::string range = std::to_string(n) + " bytes at [" + hex_address(p) + ", " +
+                              (n > UINTPTR_MAX - p ? std::string("the end of the address space") : hex_address(p + n)) +
+                              ")";
+    for (const runtime::BlockInfo& b : seg.blocks) {
+      if (p < b.address || p - b.address >= b.size) continue;
+      const Device d(t, static_cast<int8_t>(seg.device));
+      SDK_CHECK_VALUE(b.state == "active_allocated", what, ": ", role, ": ", range, " start in a freed block (",
+                      b.size, " bytes at ", hex_address(b.address), ") of the caching allocator on ", d);
+      SDK_CHECK_VALUE(p - b.address <= b.requested_size && n <= b.requested_size - (p - b.address), what, ": ", role,
+                      ": ", range, " run past the end of the allocation [", hex_address(b.address), ", ",
+                      hex_address(b.address + b.requested_size), ") of ", b.requested_size, " bytes at ",
+                      hex_address(b.address), " on ", d);
+      return;
+    }
+    return;
+  }
+  // Not the allocator's memory: the device checks it against its own allocations.
+}
+
+void check_raw_copy(DeviceType t, const RawSide& dst, const RawSide& src, size_t n, sdk_memcpy_kind k,
+                    const char* what) {
+  const bool dst_dev = k == SDK_MEMCPY_HOST_TO_DEVICE || k == SDK_MEMCPY_DEVICE_TO_DEVICE;
+  const bool src_dev = k == SDK_MEMCPY_DEVICE_TO_HOST || k == SDK_MEMCPY_DEVICE_TO_DEVICE;
+  SDK_CHECK_VALUE(!(dst_dev && dst.length != SIZE_MAX), what, ": the copy writes device memory but dst is a host buffer");
+  SDK_CHECK_VALUE(!(src_dev && src.length != SIZE_MAX), what, ": the copy reads device memory but src is a host buffer");
+  if (dst_dev) {
+    check_device_range(t, dst.address, n, what, "dst");
+  } else {
+    check_host_length(dst, n, what, "dst");
+  }
+  if (src_dev) {
+    check_device_range(t, src.address, n, what, "src");
+  } else {
+    check_host_length(src, n, what, "src");
+  }
+}
+
 size_t checked_size(int64_t n, const char* what) {
   SDK_CHECK_VALUE(n >= 0, what, ": the size must be non-negative, got ", n);
   return static_cast<size_t>(n);
@@ -339,13 +434,17 @@ void init_runtime(py::module_& parent) {
                     " but the stream is ", s);
     runtime::caching_allocator(s.device().type)->record_stream(p, s);
   });
-  m.def("memcpy", [](const std::string& backend, uintptr_t dst, uintptr_t src, int64_t nbytes, const std::string& kind,
-                     std::optional<Stream> stream) {
+  m.def("memcpy", [](const std::string& backend, py::handle dst_obj, py::handle src_obj, int64_t nbytes,
+                     const std::string& kind, std::optional<Stream> stream) {
     DeviceType t = parse_backend(backend);
     size_t n = checked_size(nbytes, "memcpy");
     sdk_memcpy_kind k = parse_kind(kind);
+    const RawSide dside = raw_side(dst_obj, /*writable=*/true, "memcpy", "dst");
+    const RawSide sside = raw_side(src_obj, /*writable=*/false, "memcpy", "src");
+    const uintptr_t dst = dside.address, src = sside.address;
     const auto& api = runtime::device_api(t);
     py::gil_scoped_release nogil;
+    check_raw_copy(t, dside, sside, n, k, "memcpy");  // Note [Raw copy bounds]
     if (stream) {
       SDK_CHECK_VALUE(stream->device().type == t, "memcpy: ", *stream, " is not a stream of '", backend, "'");
       runtime::check_status(t, api.memcpy_async(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k,
@@ -361,10 +460,15 @@ void init_runtime(py::module_& parent) {
                             "memcpy (" + kind + ")");
     }
   }, py::arg("backend"), py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("kind"), py::arg("stream") = py::none());
-  m.def("copy_async", [](uintptr_t dst, uintptr_t src, int64_t nbytes, const std::string& kind, const Stream& s) {
+  m.def("copy_async", [](py::handle dst_obj, py::handle src_obj, int64_t nbytes, const std::string& kind,
+                         const Stream& s) {
     size_t n = checked_size(nbytes, "copy_async");
     sdk_memcpy_kind k = parse_kind(kind);
+    const RawSide dside = raw_side(dst_obj, /*writable=*/true, "copy_async", "dst");
+    const RawSide sside = raw_side(src_obj, /*writable=*/false, "copy_async", "src");
+    const uintptr_t dst = dside.address, src = sside.address;
     py::gil_scoped_release nogil;
+    check_raw_copy(s.device().type, dside, sside, n, k, "copy_async");  // Note [Raw copy bounds]
     runtime::copy_async(s, reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n, k);
   });
   m.def("pinned_empty", [](std::vector<int64_t> sizes, py::handle dtype, const std::string& backend) {
@@ -414,6 +518,8 @@ void init_runtime(py::module_& parent) {
   m.def("memset_async", [](uintptr_t dst, int value, int64_t nbytes, const Stream& s) {
     size_t n = checked_size(nbytes, "memset_async");
     DeviceType t = s.device().type;
+    py::gil_scoped_release nogil;  // the allocator's lock may be held by a thread waiting for the device
+    check_device_range(t, dst, n, "memset_async", "dst");  // Note [Raw copy bounds]
     runtime::check_status(t, runtime::device_api(t).memset_async(reinterpret_cast<void*>(dst), value, n, s.native()),
                           "memset_async");
   });

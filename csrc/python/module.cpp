@@ -35,6 +35,8 @@ void python_warning_handler(const std::string& message) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "backend_sdk C++ core: tensors, dispatcher and operators.";
+  // Note [Kernel crash reports]: the bindings' kernels are the SDK's own.
+  sdk::detail::treat_as_sdk_library(reinterpret_cast<const void*>(&sdk::python::init_core));
   sdk::python::init_errors(m);
   sdk::python::init_core(m);
   sdk::python::init_tensor(m);

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "Handles.h"
 #include "SimDevice.h"
 #include "device_sim.h"
 
@@ -159,20 +160,25 @@ SimDevice* owner_of(const void* p) {
   return nullptr;
 }
 
-SimStream* as_stream(sdk_stream_t h) {
-  auto* s = reinterpret_cast<SimStream*>(h);
-  return s != nullptr && s->magic == kStreamMagic ? s : nullptr;
-}
-SimEvent* as_event(sdk_event_t h) {
-  auto* e = reinterpret_cast<SimEvent*>(h);
-  return e != nullptr && e->magic == kEventMagic ? e : nullptr;
-}
+// Note [Simulated handles] (Handles.h). Immortal: a call may run during exit.
+HandleTable<SimStream>* const g_streams = new HandleTable<SimStream>(0x5354);  // "ST"
+HandleTable<SimEvent>* const g_events = new HandleTable<SimEvent>(0x4556);     // "EV"
 
-sdk_status bad_stream(const char* what) {
-  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": invalid or destroyed stream handle");
+uint64_t handle_bits(const void* h) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h)); }
+SimStream* as_stream(sdk_stream_t h) { return g_streams->get(handle_bits(h)); }
+SimEvent* as_event(sdk_event_t h) { return g_events->get(handle_bits(h)); }
+
+std::string hex(const void* p);
+
+sdk_status bad_stream(const char* what, sdk_stream_t h) {
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": " + hex(h) +
+                                            " is not a valid stream handle of device_sim (never created by "
+                                            "stream_create, or already destroyed)");
 }
-sdk_status bad_event(const char* what) {
-  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": invalid or destroyed event handle");
+sdk_status bad_event(const char* what, sdk_event_t h) {
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": " + hex(h) +
+                                            " is not a valid event handle of device_sim (never created by "
+                                            "event_create, or already destroyed)");
 }
 
 // Note [Simulated faults] (SimDevice.h).
@@ -266,6 +272,7 @@ const char* kind_name(sdk_memcpy_kind k) {
 }
 
 std::string hex(const void* p) {
+  if (p == nullptr) return "NULL";
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%p", p);
   return buf;
@@ -316,6 +323,7 @@ sdk_status prepare_copy(void* dst, const void* src, size_t nbytes, sdk_memcpy_ki
 
 sdk_status sim_device_count(int32_t* count) {
   SIM_INIT();
+  if (count == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_count: count is NULL");
   *count = g_num_devices;
   return SDK_SUCCESS;
 }
@@ -343,6 +351,7 @@ sdk_status sim_get_device_properties(int32_t device, sdk_device_properties* prop
 
 sdk_status sim_get_device(int32_t* device) {
   SIM_INIT();
+  if (device == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "get_device: device is NULL");
   *device = t_current_device;
   return SDK_SUCCESS;
 }
@@ -358,6 +367,8 @@ sdk_status sim_mem_get_info(int32_t device, size_t* free_bytes, size_t* total) {
   SIM_INIT();
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
+  if (free_bytes == nullptr || total == nullptr)
+    return fail(SDK_ERROR_INVALID_VALUE, "mem_get_info: free_bytes or total_bytes is NULL");
   SIM_CHECK_LOST(d, "mem_get_info");
   *free_bytes = d->memory().free_bytes();
   *total = d->memory().capacity();
@@ -447,12 +458,21 @@ sdk_status sim_memcpy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind
 sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, sdk_stream_t stream) {
   SIM_INIT();
   SimStream* st = as_stream(stream);
-  if (!st) return bad_stream("memcpy_async");
+  if (!st) return bad_stream("memcpy_async", stream);
   char* adst;
   const char* asrc;
   SimDevice *ddev = nullptr, *sdev = nullptr;
   sdk_status s = prepare_copy(dst, src, nbytes, kind, &adst, &asrc, &ddev, &sdev);
   if (s != SDK_SUCCESS) return s;
+  // A stream's copy engine reaches its own device's memory (and, for a copy
+  // between devices, the peer's): a copy none of whose device sides is on
+  // the stream's device is a foreign-device stream.
+  SimDevice* sd = g_devices[st->device];
+  if ((ddev || sdev) && ddev != sd && sdev != sd) {
+    return fail(SDK_ERROR_INVALID_VALUE, std::string("memcpy_async: the ") + kind_name(kind) + " copy touches device " +
+                                             std::to_string((ddev ? ddev : sdev)->index()) + "'s memory but stream " +
+                                             hex(stream) + " belongs to device " + std::to_string(st->device));
+  }
   SIM_CHECK_LOST(g_devices[st->device], "memcpy_async");
   if (ddev) SIM_CHECK_LOST(ddev, "memcpy_async");
   if (sdev) SIM_CHECK_LOST(sdev, "memcpy_async");
@@ -472,11 +492,16 @@ sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcp
 sdk_status sim_memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
   SIM_INIT();
   SimStream* st = as_stream(stream);
-  if (!st) return bad_stream("memset_async");
+  if (!st) return bad_stream("memset_async", stream);
   SimDevice* d = owner_of(dst);
   if (!d) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + hex(dst) + " is not a device pointer");
   std::string why;
   if (!d->memory().check_range(dst, nbytes, &why)) return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + why);
+  if (d->index() != st->device) {
+    return fail(SDK_ERROR_INVALID_VALUE, "memset_async: " + hex(dst) + " is in device " + std::to_string(d->index()) +
+                                             "'s memory but stream " + hex(stream) + " belongs to device " +
+                                             std::to_string(st->device));
+  }
   SIM_CHECK_LOST(d, "memset_async");
   SIM_CHECK_LOST(g_devices[st->device], "memset_async");
   Op op{Op::Memset};
@@ -495,14 +520,21 @@ sdk_status sim_stream_create(int32_t device, int32_t priority, sdk_stream_t* str
   SIM_CHECK_LOST(d, "stream_create");
   if (priority > kPriorityLeast) priority = kPriorityLeast;
   if (priority < kPriorityGreatest) priority = kPriorityGreatest;
-  *stream = reinterpret_cast<sdk_stream_t>(d->create_stream(priority));
+  SimStream* s = d->create_stream(priority);
+  s->handle = g_streams->add(s);
+  if (s->handle == 0) {
+    d->destroy_stream(s);
+    return fail(SDK_ERROR_OUT_OF_MEMORY, "stream_create: too many live streams (the handle table is full)");
+  }
+  *stream = reinterpret_cast<sdk_stream_t>(static_cast<uintptr_t>(s->handle));
   return SDK_SUCCESS;
 }
 
 sdk_status sim_stream_destroy(sdk_stream_t stream) {
   SIM_INIT();
-  SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("stream_destroy");
+  // Invalidated first (Note [Simulated handles]): a second destroy is refused.
+  SimStream* s = g_streams->remove(handle_bits(stream));
+  if (!s) return bad_stream("stream_destroy", stream);
   g_devices[s->device]->destroy_stream(s);
   return SDK_SUCCESS;
 }
@@ -510,7 +542,7 @@ sdk_status sim_stream_destroy(sdk_stream_t stream) {
 sdk_status sim_stream_query(sdk_stream_t stream) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("stream_query");
+  if (!s) return bad_stream("stream_query", stream);
   SIM_CHECK_LOST(g_devices[s->device], "stream_query");
   return g_devices[s->device]->stream_idle(s) ? SDK_SUCCESS : SDK_ERROR_NOT_READY;
 }
@@ -518,7 +550,7 @@ sdk_status sim_stream_query(sdk_stream_t stream) {
 sdk_status sim_stream_synchronize(sdk_stream_t stream) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("stream_synchronize");
+  if (!s) return bad_stream("stream_synchronize", stream);
   SimDevice* d = g_devices[s->device];
   SIM_CHECK_LOST(d, "stream_synchronize");
   d->synchronize_stream(s);
@@ -529,9 +561,9 @@ sdk_status sim_stream_synchronize(sdk_stream_t stream) {
 sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("stream_wait_event");
+  if (!s) return bad_stream("stream_wait_event", stream);
   SimEvent* e = as_event(event);
-  if (!e) return bad_event("stream_wait_event");
+  if (!e) return bad_event("stream_wait_event", event);
   SIM_CHECK_LOST(g_devices[s->device], "stream_wait_event");
   uint64_t gen = e->recorded.load(std::memory_order_acquire);
   if (gen == 0) return SDK_SUCCESS;  // never recorded: nothing to wait for
@@ -550,15 +582,21 @@ sdk_status sim_event_create(int32_t device, uint32_t flags, sdk_event_t* event) 
   SIM_CHECK_LOST(g_devices[device], "event_create");
   if (flags & ~(SDK_EVENT_TIMING | SDK_EVENT_BLOCKING))
     return fail(SDK_ERROR_INVALID_VALUE, "event_create: unknown flags " + std::to_string(flags));
-  *event = reinterpret_cast<sdk_event_t>(new SimEvent(device, flags));
+  auto* e = new SimEvent(device, flags);
+  e->handle = g_events->add(e);
+  if (e->handle == 0) {
+    event_unref(e);
+    return fail(SDK_ERROR_OUT_OF_MEMORY, "event_create: too many live events (the handle table is full)");
+  }
+  *event = reinterpret_cast<sdk_event_t>(static_cast<uintptr_t>(e->handle));
   return SDK_SUCCESS;
 }
 
 sdk_status sim_event_destroy(sdk_event_t event) {
   SIM_INIT();
-  SimEvent* e = as_event(event);
-  if (!e) return bad_event("event_destroy");
-  e->magic = 0;
+  // Invalidated first (Note [Simulated handles]); queued records and waits keep their references.
+  SimEvent* e = g_events->remove(handle_bits(event));
+  if (!e) return bad_event("event_destroy", event);
   event_unref(e);
   return SDK_SUCCESS;
 }
@@ -566,9 +604,9 @@ sdk_status sim_event_destroy(sdk_event_t event) {
 sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
   SIM_INIT();
   SimEvent* e = as_event(event);
-  if (!e) return bad_event("event_record");
+  if (!e) return bad_event("event_record", event);
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("event_record");
+  if (!s) return bad_stream("event_record", stream);
   if (s->device != e->device) {
     return fail(SDK_ERROR_INVALID_VALUE, "event_record: the event belongs to device " + std::to_string(e->device) +
                                              " but the stream to device " + std::to_string(s->device));
@@ -587,7 +625,7 @@ sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
 sdk_status sim_event_query(sdk_event_t event) {
   SIM_INIT();
   SimEvent* e = as_event(event);
-  if (!e) return bad_event("event_query");
+  if (!e) return bad_event("event_query", event);
   SIM_CHECK_LOST(g_devices[e->device], "event_query");
   return e->completed.load(std::memory_order_acquire) >= e->recorded.load(std::memory_order_acquire)
              ? SDK_SUCCESS
@@ -597,7 +635,7 @@ sdk_status sim_event_query(sdk_event_t event) {
 sdk_status sim_event_synchronize(sdk_event_t event) {
   SIM_INIT();
   SimEvent* e = as_event(event);
-  if (!e) return bad_event("event_synchronize");
+  if (!e) return bad_event("event_synchronize", event);
   SimDevice* d = g_devices[e->device];
   SIM_CHECK_LOST(d, "event_synchronize");
   uint64_t gen = e->recorded.load(std::memory_order_acquire);
@@ -610,8 +648,13 @@ sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end)
   SIM_INIT();
   SimEvent* a = as_event(start);
   SimEvent* b = as_event(end);
-  if (!a || !b) return bad_event("event_elapsed_time");
+  if (!a || !b) return bad_event("event_elapsed_time", a ? end : start);
   if (ms == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: ms is NULL");
+  if (a->device != b->device) {
+    return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: the start event belongs to device " +
+                                             std::to_string(a->device) + " but the end event to device " +
+                                             std::to_string(b->device));
+  }
   SIM_CHECK_LOST(g_devices[a->device], "event_elapsed_time");
   if (!(a->flags & SDK_EVENT_TIMING) || !(b->flags & SDK_EVENT_TIMING))
     return fail(SDK_ERROR_INVALID_VALUE, "event_elapsed_time: both events need SDK_EVENT_TIMING");
@@ -626,7 +669,7 @@ sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end)
 sdk_status sim_launch_host_func(sdk_stream_t stream, sdk_host_fn fn, void* user_data) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("launch_host_func");
+  if (!s) return bad_stream("launch_host_func", stream);
   if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "launch_host_func: fn is NULL");
   SIM_CHECK_LOST(g_devices[s->device], "launch_host_func");
   Op op{Op::HostFn};
@@ -775,25 +818,31 @@ int64_t device_sim_memory_bytes(void) {
   return g_config.memory_bytes;
 }
 
-sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
-                                          const void* args, size_t args_size) {
+sdk_status device_sim_launch_kernel_ex(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                       device_sim_kernel_fn release, const void* args, size_t args_size) {
   SIM_INIT();
   SimStream* s = as_stream(stream);
-  if (!s) return bad_stream("device_sim_launch_kernel");
+  if (!s) return bad_stream("device_sim_launch_kernel", stream);
   if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: fn is NULL");
   if (args_size > kMaxKernelArgs || (args_size > 0 && args == nullptr))
     return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel: args must be at most 4096 bytes and not NULL");
   SIM_CHECK_LOST(g_devices[s->device], "device_sim_launch_kernel");
   Op op{Op::Kernel};
   op.kernel = fn;
+  op.release = release;
   op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
   op.args.assign(args, args_size);
   g_devices[s->device]->enqueue(s, std::move(op));
   return SDK_SUCCESS;
 }
 
+sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                          const void* args, size_t args_size) {
+  return device_sim_launch_kernel_ex(stream, name, fn, nullptr, args, args_size);
+}
+
 sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_sim_kernel_fn fn, const void* args, size_t args_size) {
-  return device_sim_launch_kernel_named(stream, nullptr, fn, args, args_size);
+  return device_sim_launch_kernel_ex(stream, nullptr, fn, nullptr, args, args_size);
 }
 
 void* device_sim_translate(const void* device_ptr) {
@@ -814,7 +863,11 @@ sdk_status device_sim_kernel_sleep(sdk_stream_t stream, int64_t microseconds) {
 
 sdk_status device_sim_kernel_axpb_f32(sdk_stream_t stream, float* y, const float* x, int64_t n, float a, float b) {
   SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("device_sim_kernel_axpb_f32", stream);
   if (n < 0) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: negative n");
+  if (n > static_cast<int64_t>(SIZE_MAX / sizeof(float)))
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: n = " + std::to_string(n) + " is too large");
   std::string why;
   size_t bytes = static_cast<size_t>(n) * sizeof(float);
   SimDevice* dy = owner_of(y);
@@ -822,6 +875,12 @@ sdk_status device_sim_kernel_axpb_f32(sdk_stream_t stream, float* y, const float
   if (!dy || !dx) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: x and y must be device pointers");
   if (!dy->memory().check_range(y, bytes, &why) || !dx->memory().check_range(x, bytes, &why))
     return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: " + why);
+  if (dy->index() != s->device || dx->index() != s->device) {
+    return fail(SDK_ERROR_INVALID_VALUE, "device_sim_kernel_axpb_f32: x and y must be in the memory of the stream's "
+                                         "device " + std::to_string(s->device) + " (x: device " +
+                                             std::to_string(dx->index()) + ", y: device " +
+                                             std::to_string(dy->index()) + ")");
+  }
   AxpbArgs args{y, x, n, a, b};
   return device_sim_launch_kernel_named(stream, "axpb_f32", &axpb_kernel, &args, sizeof(args));
 }
@@ -839,7 +898,7 @@ sdk_status device_sim_inject(int32_t kind, int32_t device, sdk_stream_t stream, 
   SimStream* s = nullptr;
   if (stream != nullptr) {
     s = as_stream(stream);
-    if (!s) return bad_stream("device_sim_inject");
+    if (!s) return bad_stream("device_sim_inject", stream);
     if (s->device != device) {
       return fail(SDK_ERROR_INVALID_VALUE, "device_sim_inject: the stream belongs to device " +
                                                std::to_string(s->device) + ", not device " + std::to_string(device));
@@ -851,7 +910,7 @@ sdk_status device_sim_inject(int32_t kind, int32_t device, sdk_stream_t stream, 
       d->inject_alloc_failures(count);
       return SDK_SUCCESS;
     case DEVICE_SIM_FAULT_KERNEL_FAULT:
-      d->inject_kernel_faults(s, count, message ? message : "");
+      d->inject_kernel_faults(s ? s->handle : 0, count, message ? message : "");
       return SDK_SUCCESS;
     case DEVICE_SIM_FAULT_DEVICE_LOST:
       d->set_lost();

@@ -46,7 +46,7 @@ void pad_until(int64_t start, int64_t ns) {
 
 std::string kernel_fault_prefix(const char* name, const SimStream* s, int device) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%p", static_cast<const void*>(s));
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(s ? s->handle : 0));  // the handle the user holds
   return std::string("kernel fault in '") + (name ? name : "<kernel>") + "' on stream " + buf + " of device " +
          std::to_string(device);
 }
@@ -95,7 +95,6 @@ SimStream* SimDevice::create_stream(int priority) {
 
 void SimDevice::destroy_stream(SimStream* s) {
   std::lock_guard<std::mutex> lock(mutex_);
-  s->magic = 0;
   if (s->queue.empty() && !s->running) {
     streams_.erase(std::find(streams_.begin(), streams_.end(), s));
     delete s;
@@ -106,7 +105,7 @@ void SimDevice::destroy_stream(SimStream* s) {
 
 void SimDevice::enqueue(SimStream* s, Op op) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (fault_count_ > 0 && op.kind == Op::Kernel && (fault_stream_ == nullptr || fault_stream_ == s)) {
+  if (fault_count_ > 0 && op.kind == Op::Kernel && (fault_stream_ == 0 || fault_stream_ == s->handle)) {
     op.fault = true;  // Note [Simulated faults]
     --fault_count_;
   }
@@ -172,7 +171,7 @@ void SimDevice::reset() {
   synchronize();  // a lost device drains its queues without running them
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fault_stream_ = nullptr;
+    fault_stream_ = 0;
     fault_count_ = 0;
   }
   alloc_failures_.store(0, std::memory_order_release);
@@ -223,7 +222,7 @@ bool SimDevice::take_async_error(sdk_status* status, std::string* message) {
   return true;
 }
 
-void SimDevice::inject_kernel_faults(SimStream* stream, int64_t count, std::string message) {
+void SimDevice::inject_kernel_faults(uint64_t stream, int64_t count, std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
   fault_stream_ = stream;
   fault_count_ = count;
@@ -312,7 +311,7 @@ void SimDevice::worker_loop(bool spins) {
       // complete also sees the stream's work up to it complete.
       if (g_trace_on.load(std::memory_order_relaxed)) {
         int64_t t = now_ns();
-        trace_add("event record", "event", index_, s->serial, s, t, t, 0);
+        trace_add("event record", "event", index_, s->serial, reinterpret_cast<const void*>(s->handle), t, t, 0);
       }
       complete_record(s, op);
       lock.unlock();
@@ -371,7 +370,9 @@ bool SimDevice::forward_fault_of_copy(const Op& op) {
 
 void SimDevice::run(SimStream* s, Op& op) {
   if (lost()) {
-    // Note [Simulated faults]: a lost device runs nothing.
+    // Note [Simulated faults]: a lost device runs nothing; a kernel's
+    // arguments are still released (device_sim_launch_kernel_ex).
+    if (op.kind == Op::Kernel && op.release != nullptr) op.release(op.args.data());
     return;
   }
   bool trace = g_trace_on.load(std::memory_order_relaxed);
@@ -399,6 +400,7 @@ void SimDevice::run(SimStream* s, Op& op) {
         record_async_error(SDK_ERROR_KERNEL_FAULT, kernel_fault_prefix(name, s, index_) +
                                                        (msg.empty() ? std::string(" (injected by device_sim.inject)")
                                                                     : ": " + msg));
+        if (op.release != nullptr) op.release(op.args.data());
         break;
       }
       t_kernel = KernelContext{this, s, name};
@@ -428,7 +430,7 @@ void SimDevice::run(SimStream* s, Op& op) {
     if (per_byte > 0) min_ns = static_cast<int64_t>(per_byte * static_cast<double>(bytes));
   }
   if (min_ns > 0) pad_until(start, min_ns);
-  if (trace) trace_add(name, category, index_, s->serial, s, start, now_ns(), bytes);
+  if (trace) trace_add(name, category, index_, s->serial, reinterpret_cast<const void*>(s->handle), start, now_ns(), bytes);
 }
 
 }  // namespace device_sim

@@ -11,8 +11,8 @@
 // A wait on an event is runnable once the record it captured has completed;
 // it never blocks a worker, so waits between streams of one device and
 // between devices cannot deadlock the workers. Events carry the completion
-// time of their last record (steady clock). Handles are checked by a magic
-// number, so a stale handle is an error rather than a crash where possible.
+// time of their last record (steady clock). The handles the API hands out
+// are validated before use (Note [Simulated handles], Handles.h).
 //
 // Note [Simulated faults]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -25,7 +25,10 @@
 // event or device synchronize, a synchronous copy); the device is usable again
 // afterwards. A lost device (inject "device_lost") refuses every call until
 // reset_device(); its workers drain what was queued without running it
-// (records still complete, so waits on other devices never hang).
+// (records still complete, so waits on other devices never hang). A kernel
+// that does not run (injected fault, drained) gets its release function
+// called instead (device_sim_launch_kernel_ex), so arguments that own host
+// memory are not leaked.
 //
 // Faults cross devices with the data: a device-to-device copy that runs while
 // its source device (or the device whose stream runs it) has a pending error
@@ -51,11 +54,8 @@
 
 namespace device_sim {
 
-constexpr uint32_t kStreamMagic = 0x5354524du;  // "STRM"
-constexpr uint32_t kEventMagic = 0x45564e54u;   // "EVNT"
-
 struct SimEvent {
-  uint32_t magic = kEventMagic;
+  uint64_t handle = 0;  // Note [Simulated handles]
   int device;
   uint32_t flags;
   std::atomic<uint64_t> recorded{0};   // generation of the last record call
@@ -94,6 +94,7 @@ struct Op {
   explicit Op(Kind k) : kind(k) {}
   sdk_host_fn fn = nullptr;
   void (*kernel)(void*) = nullptr;
+  void (*release)(void*) = nullptr;  // called instead of `kernel` when it does not run
   void* user = nullptr;
   KernelArgs args;
   char* dst = nullptr;
@@ -110,7 +111,7 @@ struct Op {
 };
 
 struct SimStream {
-  uint32_t magic = kStreamMagic;
+  uint64_t handle = 0;  // Note [Simulated handles]
   int device;
   int priority;
   std::deque<Op> queue;     // guarded by the device mutex
@@ -153,8 +154,8 @@ class SimDevice {
   // The pending error without clearing it (false if none).
   bool peek_async_error(sdk_status* status, std::string* message) const;
   bool has_async_error() const { return has_error_.load(std::memory_order_acquire); }
-  // The next `count` kernels launched on `stream` (NULL: any stream) fault.
-  void inject_kernel_faults(SimStream* stream, int64_t count, std::string message);
+  // The next `count` kernels launched on the stream of handle `stream` (0: any stream) fault.
+  void inject_kernel_faults(uint64_t stream, int64_t count, std::string message);
   // The next `count` mallocs fail.
   void inject_alloc_failures(int64_t count) { alloc_failures_.store(count, std::memory_order_release); }
   // True (and one fewer pending) if an injected allocation failure applies.
@@ -182,7 +183,7 @@ class SimDevice {
 
   std::atomic<bool> lost_{false};
   std::atomic<int64_t> alloc_failures_{0};
-  SimStream* fault_stream_ = nullptr;  // under mutex_
+  uint64_t fault_stream_ = 0;          // under mutex_: a handle (a pointer could be reused by a new stream)
   int64_t fault_count_ = 0;            // under mutex_
   std::string fault_message_;          // under mutex_
   mutable std::mutex error_mutex_;

@@ -58,7 +58,7 @@ bool SimMemory::allocate(size_t nbytes, void** out, std::string* why) {
       size_t off = it->first, rest = it->second - size;
       free_.erase(it);
       if (rest) free_[off + size] = rest;
-      live_[off] = size;
+      live_[off] = Extent{size, nbytes};
       free_total_ -= size;
       *out = view_ + off;
       return true;
@@ -86,7 +86,7 @@ bool SimMemory::release(void* p, std::string* why) {
              " (double free, or a pointer into the middle of an allocation)";
       return false;
     }
-    size = it->second;
+    size = it->second.size;
     live_.erase(it);
     // Return the pages before the range can be handed out again.
     fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(size));
@@ -110,19 +110,28 @@ bool SimMemory::release(void* p, std::string* why) {
 
 bool SimMemory::check_range(const void* p, size_t n, std::string* why) {
   size_t off = static_cast<size_t>(static_cast<const char*>(p) - view_);
+  auto range = [&] {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const bool wraps = n > UINTPTR_MAX - a;
+    return std::to_string(n) + " bytes at [" + hex(p) + ", " +
+           (wraps ? std::string("the end of the address space") : hex(reinterpret_cast<const void*>(a + n))) + ")";
+  };
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.upper_bound(off);
   if (it != live_.begin()) {
     --it;
-    if (off >= it->first && off - it->first <= it->second && n <= it->second - (off - it->first)) return true;
-    if (off < it->first + it->second) {
-      *why = std::to_string(n) + " bytes at " + hex(p) + " run past the end of the allocation of " +
-             std::to_string(it->second) + " bytes at " + hex(view_ + it->first) + " on device " +
-             std::to_string(device_);
+    const size_t into = off - it->first, requested = it->second.requested;
+    // Note [Simulated device memory]: the requested size bounds copies, not
+    // the rounded one: an 8-byte allocation's padding belongs to nobody.
+    if (into <= requested && n <= requested - into) return true;
+    if (into < it->second.size) {
+      const char* base = view_ + it->first;
+      *why = range() + " run past the end of the allocation [" + hex(base) + ", " + hex(base + requested) + ") of " +
+             std::to_string(requested) + " bytes at " + hex(base) + " on device " + std::to_string(device_);
       return false;
     }
   }
-  *why = hex(p) + " is not inside a live allocation of device " + std::to_string(device_);
+  *why = range() + " do not start inside a live allocation of device " + std::to_string(device_);
   return false;
 }
 
@@ -179,10 +188,10 @@ void SimMemory::describe_for_signal(const void* p, char* buf, size_t len) {
   bool found = false;
   if (it != live_.begin()) {
     --it;
-    if (off < it->first + it->second) {
+    if (off < it->first + it->second.size) {
       found = true;
       pos = append(buf, len, pos, "allocation of ");
-      pos = append_dec(buf, len, pos, it->second);
+      pos = append_dec(buf, len, pos, it->second.requested);
       pos = append(buf, len, pos, " bytes at ");
       pos = append_hex(buf, len, pos, reinterpret_cast<uintptr_t>(view_ + it->first));
       pos = append(buf, len, pos, " on device ");

@@ -38,7 +38,8 @@ class SimMemory {
     return a >= reinterpret_cast<uintptr_t>(view_) && a < reinterpret_cast<uintptr_t>(view_) + capacity_;
   }
   char* alias(const void* p) const { return alias_ + (static_cast<const char*>(p) - view_); }
-  // True if [p, p + n) lies inside one live allocation; *why otherwise.
+  // True if [p, p + n) lies inside the requested bytes of one live
+  // allocation; otherwise *why names the range and the allocation (base, size).
   bool check_range(const void* p, size_t n, std::string* why);
   size_t free_bytes();
   size_t capacity() const { return capacity_; }
@@ -57,7 +58,11 @@ class SimMemory {
   char* alias_ = nullptr;
   std::mutex mutex_;
   std::map<size_t, size_t> free_;  // offset -> size, coalesced
-  std::map<size_t, size_t> live_;  // offset -> size
+  struct Extent {
+    size_t size;       // rounded to kAlign: what the allocation occupies
+    size_t requested;  // what malloc was asked for: copies and kernels may touch only this much
+  };
+  std::map<size_t, Extent> live_;  // offset -> extent
   size_t free_total_;
 };
 

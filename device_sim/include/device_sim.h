@@ -58,6 +58,18 @@ DEVICE_SIM_API sdk_status device_sim_launch_kernel(sdk_stream_t stream, device_s
 DEVICE_SIM_API sdk_status device_sim_launch_kernel_named(sdk_stream_t stream, const char* name,
                                                          device_sim_kernel_fn fn, const void* args, size_t args_size);
 
+/* The same, with `release`: called instead of fn, with the same argument
+ * copy and on the same worker thread, when the kernel does not run (an
+ * injected kernel fault marked it, or its device was lost and the queue is
+ * drained; Note [Simulated faults]). A kernel whose arguments own host
+ * resources (a pointer to a job object it deletes when done) frees them
+ * there; without it they leak with every kernel that does not run. Exactly
+ * one of fn and release is called per successful launch. release may be
+ * NULL (as device_sim_launch_kernel_named). */
+DEVICE_SIM_API sdk_status device_sim_launch_kernel_ex(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                                      device_sim_kernel_fn release, const void* args,
+                                                      size_t args_size);
+
 /* The host-accessible alias of a device address (for kernels and copy
  * engines), or NULL if `device_ptr` is not inside a device's memory. */
 DEVICE_SIM_API void* device_sim_translate(const void* device_ptr);

@@ -41,6 +41,13 @@ void run_job(void* args) {
   delete job;
 }
 
+// Instead of run_job when the kernel does not run (Note [Kernel jobs]).
+void release_job(void* args) {
+  Job* job = nullptr;
+  std::memcpy(&job, args, sizeof(job));
+  delete job;
+}
+
 bool on_device(const Tensor& t) { return t.defined() && !t.is_cpu() && !t.is_meta(); }
 
 // Calls f(tensor) for every tensor inside an argument.
@@ -131,7 +138,7 @@ Tensor host_alias(const Tensor& t) {
 void launch(Device device, const char* name, std::function<void()> fn) {
   auto* job = new Job{std::move(fn)};
   sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
-  sdk_status st = device_sim_launch_kernel_named(stream.native(), name, &run_job, &job, sizeof(job));
+  sdk_status st = device_sim_launch_kernel_ex(stream.native(), name, &run_job, &release_job, &job, sizeof(job));
   if (st != SDK_SUCCESS) {
     delete job;
     sdk::runtime::check_status(device.type, st, "accel: kernel launch");
@@ -353,6 +360,11 @@ bool meta_run(const sdk::OperatorHandle& op, IValue* args, size_t n, std::vector
 // consumer thread frees makes malloc slow for both (arena locks, no cache).
 // The job holds no device tensor (Note [Simulated kernels]), so freeing a
 // tensor while its kernel is queued returns its memory at once, as in CUDA.
+// A job whose kernel does not run (an injected fault marked it, or its device
+// was lost and the queue drained) is returned the same way by the release
+// function the simulator calls instead (device_sim_launch_kernel_ex): the
+// launch's copy of the job pointer is the only reference to it, so without
+// that every faulted kernel leaked its job (about 1 KiB).
 // ---------------------------------------------------------------------------
 
 struct AliasSpec {
@@ -424,6 +436,18 @@ void finish_job(KernelJob* job) {
   } while (!g_finished_jobs.compare_exchange_weak(head, job, std::memory_order_release, std::memory_order_relaxed));
 }
 
+// After the kernel ran, or instead of it when it does not run (Note [Kernel
+// jobs]); on the stream's worker either way.
+void release_kernel_job(void* raw) {
+  KernelJob* job = nullptr;
+  std::memcpy(&job, raw, sizeof(job));
+  // What the kernel made (CPU results, aliases) dies here, on this thread.
+  for (IValue& v : job->args) {
+    if (v.is_tensor() || v.is_tensor_list() || v.is_list()) v = IValue();
+  }
+  finish_job(job);
+}
+
 // Runs on the stream's worker (Note [Simulated kernels], step 3).
 void run_kernel_job(void* raw) {
   KernelJob* job = nullptr;
@@ -454,16 +478,13 @@ void run_kernel_job(void* raw) {
   } catch (const std::exception& e) {
     device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
   }
-  // What the kernel made (CPU results, aliases) dies here, on this thread.
-  for (IValue& v : job->args) {
-    if (v.is_tensor() || v.is_tensor_list() || v.is_list()) v = IValue();
-  }
-  finish_job(job);
+  release_kernel_job(raw);
 }
 
 void launch_job(Device device, const char* name, KernelJob* job) {
   sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
-  sdk_status st = device_sim_launch_kernel_named(stream.native(), name, &run_kernel_job, &job, sizeof(job));
+  sdk_status st =
+      device_sim_launch_kernel_ex(stream.native(), name, &run_kernel_job, &release_kernel_job, &job, sizeof(job));
   if (st != SDK_SUCCESS) {
     finish_job(job);
     sdk::runtime::check_status(device.type, st, "accel: kernel launch");
