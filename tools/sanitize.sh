@@ -4,6 +4,7 @@
 #
 #   tools/sanitize.sh                      build (ASan+UBSan) and run the C++-heavy test selection
 #   tools/sanitize.sh tests/test_x.py -k y build and run pytest with these arguments instead
+#   tools/sanitize.sh -x -k stress         options only: added to the default selection
 #   tools/sanitize.sh --fuzz SECONDS       build and run every fuzzer for SECONDS each under ASan
 #   tools/sanitize.sh --build-only         only build
 #   tools/sanitize.sh --env                print the environment (eval "$(tools/sanitize.sh --env)")
@@ -26,6 +27,9 @@ case "$sanitizer" in
 esac
 build=${SDK_SANITIZE_BUILD_DIR:-$root/build-$short}
 stage=$build/py
+# Reports go to files (one per process, <kind>.<pid>): pytest captures a test's stderr and a report
+# written there is lost when the sanitizer aborts the process; subprocesses of tests report too.
+reports=$build/reports
 
 # The C++-heavy tests CI runs under ASan (kept to a few minutes at -O1; see the docs for why these).
 default_tests=(
@@ -49,14 +53,17 @@ sanitizer_env() {
     # halt_on_error/abort_on_error: the first report fails the run (a crash pytest cannot swallow).
     # allow_user_segv_handler: device_sim's SIGSEGV handler (Note [Simulated device memory]) must
     # stay installed; it chains to ASan's handler for addresses that are not device memory.
-    echo "export ASAN_OPTIONS='detect_leaks=0:halt_on_error=1:abort_on_error=1:allow_user_segv_handler=1:detect_stack_use_after_return=0:strict_string_checks=0:check_initialization_order=1:print_summary=1'"
-    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1:suppressions=$root/tools/ubsan.supp'"
+    echo "export ASAN_OPTIONS='detect_leaks=0:halt_on_error=1:abort_on_error=1:allow_user_segv_handler=1:log_path=$reports/asan:detect_stack_use_after_return=0:strict_string_checks=0:check_initialization_order=1:print_summary=1'"
+    echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan:suppressions=$root/tools/ubsan.supp'"
   else
     preload=$(runtime_lib tsan)
-    echo "export TSAN_OPTIONS='halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tools/tsan.supp'"
+    echo "export TSAN_OPTIONS='halt_on_error=1:second_deadlock_stack=1:log_path=$reports/tsan:suppressions=$root/tools/tsan.supp'"
   fi
-  # Python is not instrumented: the sanitizer runtime must be the first library loaded.
-  echo "export LD_PRELOAD='$preload'"
+  # Python is not instrumented: the sanitizer runtime must be the first library loaded. libstdc++
+  # right after it: Python does not link it, and the runtime's __cxa_throw interceptor, resolved
+  # when the runtime starts, would otherwise find no real __cxa_throw ("CHECK failed:
+  # asan_interceptors.cpp:320") at the SDK's first C++ exception.
+  echo "export LD_PRELOAD='$preload $(runtime_lib stdc++)'"
   # Python objects through malloc, so ASan sees use-after-free of objects the SDK holds.
   echo "export PYTHONMALLOC=malloc"
   echo "export PYTHONSAFEPATH=1"
@@ -104,6 +111,22 @@ echo "tools/sanitize.sh: $sanitizer build ready in $build ($(( $(date +%s) - sta
 [[ $mode == build ]] && exit 0
 
 eval "$(sanitizer_env)"
+rm -rf "$reports" && mkdir -p "$reports"
+# Prints every report the run produced; a report fails the run even if pytest passed (a subprocess's).
+show_reports() {
+  local status=$1 f found=0
+  for f in "$reports"/*; do
+    [[ -e $f ]] || continue
+    found=1
+    echo "==================== sanitizer report $f ====================" >&2
+    cat "$f" >&2
+  done
+  if [[ $found == 1 ]]; then
+    echo "tools/sanitize.sh: sanitizer reports above (also in $reports)" >&2
+    [[ $status == 0 ]] && status=1
+  fi
+  exit "$status"
+}
 # Check the layout before running anything: the tests must import the instrumented libraries.
 python -c "import backend_sdk, sys; f = backend_sdk._C.__file__; sys.exit(0 if f.startswith('$stage') else 'tools/sanitize.sh: backend_sdk._C came from ' + f)"
 
@@ -112,10 +135,13 @@ if [[ $mode == fuzz ]]; then
   for target in $(python -m tests.fuzz.run --list); do
     python -m tests.fuzz.run "$target" --seconds "$fuzz_seconds" || status=$?
   done
-  exit $status
+  show_reports $status
 fi
 
-if [[ $# -eq 0 ]]; then
-  if [[ $short == asan ]]; then set -- "${default_tests[@]}"; else set -- "${tsan_tests[@]}"; fi
+# No arguments, or options only (tools/sanitize.sh -x -k stress): the default selection.
+if [[ $# -eq 0 || ${1:0:1} == - ]]; then
+  if [[ $short == asan ]]; then set -- "${default_tests[@]}" "$@"; else set -- "${tsan_tests[@]}" "$@"; fi
 fi
-exec python -m pytest -q -p no:cacheprovider "$@"
+status=0
+python -m pytest -q -p no:cacheprovider "$@" || status=$?
+show_reports $status
