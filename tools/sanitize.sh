@@ -71,6 +71,9 @@ sanitizer_env() {
 }
 
 build_it() {
+  # ccache hits across checkouts (a worktree, CI's fresh clone): paths relative to the checkout, and
+  # the build directory left out of the hash (-g1 would otherwise put it in every object's key).
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
   local launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$root/tools/sanitize_launcher.sh")
   local generator=()
   command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
@@ -110,6 +113,8 @@ build_it
 echo "tools/sanitize.sh: $sanitizer build ready in $build ($(( $(date +%s) - start )) s)"
 [[ $mode == build ]] && exit 0
 
+# The interpreter itself, not a wrapper script (pyenv's shim is bash, which crashes under TSan's preload).
+python=$(python -c 'import sys; print(sys.executable)')
 eval "$(sanitizer_env)"
 rm -rf "$reports" && mkdir -p "$reports"
 # Prints every report the run produced; a report fails the run even if pytest passed (a subprocess's).
@@ -128,12 +133,12 @@ show_reports() {
   exit "$status"
 }
 # Check the layout before running anything: the tests must import the instrumented libraries.
-python -c "import backend_sdk, sys; f = backend_sdk._C.__file__; sys.exit(0 if f.startswith('$stage') else 'tools/sanitize.sh: backend_sdk._C came from ' + f)"
+"$python" -c "import backend_sdk, sys; f = backend_sdk._C.__file__; sys.exit(0 if f.startswith('$stage') else 'tools/sanitize.sh: backend_sdk._C came from ' + f)"
 
 if [[ $mode == fuzz ]]; then
   status=0
-  for target in $(python -m tests.fuzz.run --list); do
-    python -m tests.fuzz.run "$target" --seconds "$fuzz_seconds" || status=$?
+  for target in $("$python" -m tests.fuzz.run --list); do
+    "$python" -m tests.fuzz.run "$target" --seconds "$fuzz_seconds" || status=$?
   done
   show_reports $status
 fi
@@ -143,5 +148,5 @@ if [[ $# -eq 0 || ${1:0:1} == - ]]; then
   if [[ $short == asan ]]; then set -- "${default_tests[@]}" "$@"; else set -- "${tsan_tests[@]}" "$@"; fi
 fi
 status=0
-python -m pytest -q -p no:cacheprovider "$@" || status=$?
+"$python" -m pytest -q -p no:cacheprovider "$@" || status=$?
 show_reports $status

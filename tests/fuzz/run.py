@@ -13,7 +13,8 @@ Targets (``--list``):
 Seeds are read from tests/fuzz/corpus/<corpus>/ and never written there: new inputs go to a working
 corpus (--work-dir, default a temporary folder), crashes to <work-dir>/artifacts/ (printed). A
 crash, an oracle failure (an undocumented exception type, a round-trip or numpy mismatch) or a hang
-(--timeout seconds for one input) exits non-zero. The last line is a summary: executions, coverage
+(--timeout seconds for one input) exits non-zero, unless the target is listed in the environment
+variable SDK_FUZZ_KNOWN_FAILING (targets that still find a known, open defect; .ci/run says which). The last line is a summary: executions, coverage
 (libFuzzer's ``cov``/``ft``: edges and features), corpus size.
 """
 from __future__ import annotations
@@ -120,6 +121,10 @@ def run(target: str, seconds: int, work_dir: Path, timeout: int, rss_limit_mb: i
           f"cov {cov}, ft {ft}, corpus {corp} (seeds {len(list(seeds.iterdir()))}); "
           f"exit {proc.returncode}; artifacts: {', '.join(found) or 'none'}; log {work_dir / (target + '.log')}",
           flush=True)
+    known = os.environ.get("SDK_FUZZ_KNOWN_FAILING", "").replace(",", " ").split()
+    if status != "ok" and target in known:
+        print(f"fuzz {target}: a known finding (SDK_FUZZ_KNOWN_FAILING): not failing the run", flush=True)
+        return 0
     return 0 if status == "ok" else 1
 
 

@@ -17,6 +17,7 @@ where numpy and the SDK both accept an index, the results must be equal.
 """
 from __future__ import annotations
 
+import faulthandler
 import itertools
 import os
 import sys
@@ -280,8 +281,23 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
 }
 
 
+def _with_hang_dump(fn: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    """Dumps every thread's Python stack when one input runs longer than SDK_FUZZ_HANG_DUMP seconds
+    (default 10; libFuzzer's -timeout then records the input): says where a hang waits."""
+    seconds = float(os.environ.get("SDK_FUZZ_HANG_DUMP", "10"))
+
+    def run(data: bytes) -> None:
+        faulthandler.dump_traceback_later(seconds, exit=False)
+        try:
+            fn(data)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+    return run
+
+
 def main() -> None:
-    target = TARGETS[sys.argv[1]]
+    target = _with_hang_dump(TARGETS[sys.argv[1]])
     if len(sys.argv) == 4 and sys.argv[2] == "--reproduce":  # one input, in-process, with a traceback
         with open(sys.argv[3], "rb") as f:
             target(f.read())
