@@ -267,6 +267,22 @@ def fuzz_indexing(data: bytes) -> None:
         return
     if write and not basic:
         return  # duplicate advanced indices: which write wins is unspecified (PyTorch too)
+    if isinstance(index, list) and any(isinstance(i, (list, tuple, np.ndarray, slice)) or i is None or i is Ellipsis
+                                       for i in index):
+        return  # PyTorch reads such a list as a tuple of indices (NumPy < 1.23 did too; NumPy now as an array)
+    items = index if isinstance(index, tuple) else (index,)
+    advanced = sum(isinstance(i, (list, np.ndarray, bool)) for i in items)
+    ints = any(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items)
+    if advanced and ints or advanced > 1 and any(isinstance(i, bool) for i in items):
+        # PyTorch (the specification) applies integer scalars as basic indices before the advanced
+        # ones and a bool scalar as an unsqueeze plus an index of its own; numpy treats both as
+        # advanced indices broadcast together, which places dimensions differently
+        # (x[-3, None, [0, 1]] of a (3, 4, 1) tensor is (1, 2, 1) in PyTorch, (2, 1, 1) in numpy).
+        return
+    if advanced > 1 and any(i is None or i is Ellipsis for i in items):
+        # PyTorch decides whether advanced indices are adjacent by the dimensions they index (a
+        # zero-width Ellipsis does not separate them); numpy by their places in the tuple.
+        return
     if np.shape(got) != np.shape(expected) or not np.array_equal(got, expected):
         raise AssertionError(
             f"{'x[i] = v' if write else 'x[i]'} differs from numpy: shape {shape}, index {index!r}\n"
