@@ -139,7 +139,7 @@ def _ops() -> list[Any]:
 
 
 _DTYPES = [sdk.float32, sdk.float64, sdk.int64, sdk.int32, sdk.bool, sdk.float16, sdk.uint8, sdk.bfloat16, sdk.int8]
-_INTS = [0, 1, 2, 3, -1, -2, 5, 7, 2**31, 2**62, 2**63 - 1, -(2**63), 2**64]
+_INTS = [0, 1, 2, 3, -1, -2, 5, 7, 2**40, 2**62, 2**63 - 1, -(2**63), 2**64]
 _FLOATS = [0.0, -0.0, 1.5, -2.0, float("nan"), float("inf"), float("-inf"), 1e308]
 _STRS = ["", "a", "cpu", "accel:0", "mean", "sum", "none", "reflect", "contiguous_format", "\x00", "é"]
 _KW = ["self", "other", "out", "dim", "keepdim", "dtype", "alpha", "input", "size", "device", "bogus", "n", "x"]
