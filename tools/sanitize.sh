@@ -51,9 +51,11 @@ sanitizer_env() {
     # detect_leaks=0: CPython does not free its interned objects and arenas at exit, so LSan would
     # report thousands of "leaks" that are not ours; tests/test_leaks.py measures our leaks instead.
     # halt_on_error/abort_on_error: the first report fails the run (a crash pytest cannot swallow).
+    # allocator_may_return_null: a huge request (empty(2**40)) fails as malloc does in production, so
+    # the SDK's out-of-memory path runs instead of ASan aborting on the size.
     # allow_user_segv_handler: device_sim's SIGSEGV handler (Note [Simulated device memory]) must
     # stay installed; it chains to ASan's handler for addresses that are not device memory.
-    echo "export ASAN_OPTIONS='detect_leaks=0:halt_on_error=1:abort_on_error=1:allow_user_segv_handler=1:log_path=$reports/asan:detect_stack_use_after_return=0:strict_string_checks=0:check_initialization_order=1:print_summary=1'"
+    echo "export ASAN_OPTIONS='detect_leaks=0:halt_on_error=1:abort_on_error=1:allow_user_segv_handler=1:allocator_may_return_null=1:log_path=$reports/asan:detect_stack_use_after_return=0:strict_string_checks=0:check_initialization_order=1:print_summary=1'"
     echo "export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan:suppressions=$root/tools/ubsan.supp'"
   else
     preload=$(runtime_lib tsan)

@@ -20,6 +20,7 @@ variable SDK_FUZZ_KNOWN_FAILING (targets that still find a known, open defect; .
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -92,6 +93,9 @@ def run(target: str, seconds: int, work_dir: Path, timeout: int, rss_limit_mb: i
         env.pop("LD_PRELOAD", None)
         env["LSAN_OPTIONS"] = f"suppressions={ROOT / 'tools' / 'lsan.supp'}"
     else:
+        if importlib.util.find_spec("atheris") is None:
+            print(f"fuzz {target}: skipped: atheris is not installed (pip install \".[fuzz]\")")
+            return 0
         corpus, dictionary = PY_TARGETS[target]
         cmd = [sys.executable, "-m", "tests.fuzz.targets", target]
         env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", ""), str(ROOT)] if p)
@@ -108,7 +112,7 @@ def run(target: str, seconds: int, work_dir: Path, timeout: int, rss_limit_mb: i
     (work_dir / f"{target}.log").write_text(log)
     execs = re.search(r"stat::number_of_executed_units: (\d+)", log)
     stats = _STAT.findall(log)
-    cov, ft, corp = (stats[-1][1:] if stats else ("?", "?", "?"))
+    cov, ft, corp = (stats[-1][1:] if stats else ("n/a", "n/a", "n/a"))  # n/a: no coverage feedback
     found = sorted(str(p) for p in artifacts.iterdir())
     status = "ok" if proc.returncode == 0 and not found else "FINDING"
     if status != "ok":
