@@ -1,0 +1,1 @@
+"""Fuzzers for the parsers and the binding layer (issue 12): see run.py."""
