@@ -100,7 +100,6 @@ def test_autograd_graphs_do_not_leak():
 
 
 @skip_sanitized
-@pytest.mark.xfail(reason="issue 12 finding 7", strict=False)
 def test_faulted_kernels_do_not_leak():
     """Kernels that fault (device_sim.inject('kernel_fault')): the error surfaces at the next
     synchronisation and the kernel's host resources are released."""

@@ -221,7 +221,6 @@ def test_library_churn_while_other_threads_call_stable_operators(allocation_bala
     _churn_and_call(call_churned=False, budget=4.0)
 
 
-@pytest.mark.xfail(reason="issue 12 finding 1", run=False)
 def test_library_churn_while_other_threads_call_the_churned_operators(allocation_balance):
     """Calls in flight while their library is closed (issue 12 finding 1: the dispatcher read the
     freed schema when the Python kernel returned)."""
