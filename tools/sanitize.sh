@@ -39,6 +39,8 @@ default_tests=(
   tests/test_stress_concurrency.py tests/test_device_sim_contract.py
   tests/test_ops_indexing.py tests/test_cpp_indexing.py tests/test_tensor.py
   tests/test_fuzz_regressions.py tests/test_accel_backend.py
+  tests/test_robustness_dispatch.py tests/test_robustness_sim.py tests/test_robustness_sizes.py
+  tests/test_robustness_runtime.py
 )
 tsan_tests=(tests/test_runtime_stress.py tests/test_stress_concurrency.py tests/test_runtime_streams.py)
 
