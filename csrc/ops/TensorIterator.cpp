@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/SafeSize.h"
 #include "ops/Casting.h"
 #include "ops/Parallel.h"
 #include "ops/Resize.h"
@@ -37,6 +38,16 @@ void broadcast_into(DimVector& shape, IntArrayRef other, const char* op) {
   }
 }
 
+// A stride in bytes. An empty tensor may have element strides whose byte
+// value does not fit in int64 (empty(0, 2**62) viewed with huge strides): it
+// is never addressed, so its byte strides are 0. A non-empty one cannot get
+// here (its storage size was checked: Note [Size arithmetic overflow]).
+int64_t byte_stride(int64_t stride, int64_t itemsize, bool empty, const char* op) {
+  int64_t bytes;
+  if (!mul_overflows(stride, itemsize, &bytes)) return bytes;
+  SDK_CHECK(empty, op, ": Stride calculation overflowed: stride ", stride, " of ", itemsize, "-byte elements");
+  return 0;
+}
 }  // namespace
 
 TensorIterator& TensorIterator::add_output(const Tensor& out) {
@@ -192,7 +203,7 @@ void TensorIterator::compute_byte_strides() {
         continue;
       }
       int64_t size = t.sizes()[d - offset];
-      o.strides[d] = (size == 1 && shape_[d] != 1) ? 0 : t.strides()[d - offset] * itemsize;
+      o.strides[d] = (size == 1 && shape_[d] != 1) ? 0 : byte_stride(t.strides()[d - offset], itemsize, numel_ == 0, op_);
     }
   }
 }
@@ -260,7 +271,7 @@ void TensorIterator::allocate_outputs() {
       const Tensor& t = outputs_[i];
       const int64_t itemsize = itemsize_of(t.dtype());
       o.strides.resize(ndim);
-      for (int64_t d = 0; d < ndim; ++d) o.strides[d] = t.strides()[d] * itemsize;
+      for (int64_t d = 0; d < ndim; ++d) o.strides[d] = byte_stride(t.strides()[d], itemsize, numel_ == 0, op_);
     }
   }
 }
