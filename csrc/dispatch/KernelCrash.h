@@ -14,9 +14,8 @@
 //    of each call (RunningKernelScope: save, set, restore, so nested calls
 //    and exceptions unwind it). The SDK's own kernels are not switched: the
 //    dispatch hot path is unchanged for them (a labelled kernel pays two
-//    thread-local stores per call). Kernels registered through the stable C
-//    shim (csrc/stable) run behind the shim's adapter, which is the SDK's,
-//    and are not labelled.
+//    thread-local stores per call). A kernel reached through an adapter
+//    of the SDK's own (a boxed wrapper the SDK supplies) is not labelled.
 //  - The first such registration installs a handler for SIGSEGV, SIGBUS,
 //    SIGFPE and SIGILL (sigaction, on the alternate stack if one is set).
 //    When the thread was running a labelled kernel it writes, with write(2)

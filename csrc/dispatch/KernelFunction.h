@@ -114,15 +114,7 @@ struct FunctionKernel : OperatorKernel {
   static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet, Stack* stack) {
     call_boxed_impl(static_cast<FunctionKernel*>(self), stack, std::index_sequence_for<Args...>{});
   }
-  // Note [Kernel crash reports]: the same, marking the thread while they run.
-  static Ret call_unboxed_tracked(OperatorKernel* self, DispatchKeySet ks, Args... args) {
-    RunningKernelScope scope(self->crash_label);
-    return call_unboxed(self, ks, std::forward<Args>(args)...);
-  }
-  static void call_boxed_tracked(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-    RunningKernelScope scope(self->crash_label);
-    call_boxed(self, op, ks, stack);
-  }
+  using Signature = Ret(Args...);  // of call_unboxed after (self, keys): CrashTracked
   template <size_t... I>
   static void call_boxed_impl(FunctionKernel* self, Stack* stack, std::index_sequence<I...>) {
     constexpr size_t n = sizeof...(Args);
@@ -151,15 +143,7 @@ struct KeySetFunctionKernel : OperatorKernel {
   static void call_boxed(OperatorKernel* self, const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
     call_boxed_impl(static_cast<KeySetFunctionKernel*>(self), ks, stack, std::index_sequence_for<Args...>{});
   }
-  // Note [Kernel crash reports]: the same, marking the thread while they run.
-  static Ret call_unboxed_tracked(OperatorKernel* self, DispatchKeySet ks, Args... args) {
-    RunningKernelScope scope(self->crash_label);
-    return call_unboxed(self, ks, std::forward<Args>(args)...);
-  }
-  static void call_boxed_tracked(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-    RunningKernelScope scope(self->crash_label);
-    call_boxed(self, op, ks, stack);
-  }
+  using Signature = Ret(Args...);  // of call_unboxed after (self, keys): CrashTracked
   template <size_t... I>
   static void call_boxed_impl(KeySetFunctionKernel* self, DispatchKeySet ks, Stack* stack,
                               std::index_sequence<I...>) {
@@ -174,6 +158,22 @@ struct KeySetFunctionKernel : OperatorKernel {
       stack->resize(stack->size() - n);
       boxing::Returns<Ret>::push(*stack, std::move(r));
     }
+  }
+};
+
+// Note [Kernel crash reports]: a functor's two entries, marking the thread
+// while they run (what KernelFunction::track_crashes switches to).
+template <typename Functor, typename Sig = typename Functor::Signature>
+struct CrashTracked;
+template <typename Functor, typename Ret, typename... Args>
+struct CrashTracked<Functor, Ret(Args...)> {
+  static Ret call_unboxed(OperatorKernel* self, DispatchKeySet ks, Args... args) {
+    RunningKernelScope scope(self->crash_label);
+    return Functor::call_unboxed(self, ks, std::forward<Args>(args)...);
+  }
+  static void call_boxed(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    RunningKernelScope scope(self->crash_label);
+    Functor::call_boxed(self, op, ks, stack);
   }
 };
 
@@ -202,8 +202,8 @@ KernelFunction KernelFunction::make_from_unboxed(Ret (*fn)(Args...)) {
   k.functor_ = std::shared_ptr<Functor>(new Functor(fn));
   k.boxed_ = &Functor::call_boxed;
   k.unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed);
-  k.tracked_boxed_ = &Functor::call_boxed_tracked;
-  k.tracked_unboxed_ = reinterpret_cast<void*>(&Functor::call_unboxed_tracked);
+  k.tracked_boxed_ = &detail::CrashTracked<Functor>::call_boxed;
+  k.tracked_unboxed_ = reinterpret_cast<void*>(&detail::CrashTracked<Functor>::call_unboxed);
   k.signature_ = &Factory::signature();
   k.num_cpp_args_ = Factory::num_args;
   k.num_cpp_returns_ = static_cast<int>(boxing::Returns<Ret>::count);
