@@ -57,7 +57,10 @@ Tensor sum_dims(const Tensor& t, IntArrayRef dims, bool keepdim) {
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   DimVector sizes(t.sizes());
   sizes[dim] = length;
-  return as_strided(t, sizes, t.strides(), t.storage_offset() + start * t.stride(dim));
+  // An empty tensor's strides can be huge ([2**32, 0] strides of the other dims): its offset is
+  // never addressed and start * stride may not fit. A non-empty one's offset lies in its storage.
+  const int64_t offset = t.numel() == 0 ? t.storage_offset() : t.storage_offset() + start * t.stride(dim);
+  return as_strided(t, sizes, t.strides(), offset);
 }
 
 Tensor cat_impl(TensorList tensors, int64_t dim) {

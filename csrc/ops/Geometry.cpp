@@ -54,9 +54,10 @@ std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef
                                               IntArrayRef new_sizes) {
   const int64_t new_ndim = static_cast<int64_t>(new_sizes.size());
   if (old_sizes.empty()) return DimVector(new_sizes.size(), 1);
-  // old_sizes are an existing tensor's: their product fits (TensorImpl::refresh checks it).
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
+  // old_sizes are an existing tensor's: their product fits (TensorImpl::refresh checks it),
+  // but a running product may not when a 0 comes last ([2**31, 2**32, 0]): safe_numel
+  // counts any 0 dim as 0 elements (Note [Size arithmetic overflow]).
+  const int64_t numel = safe_numel(old_sizes, "view");
   if (numel == 0) {
     if (old_sizes.equals(new_sizes)) return DimVector(old_strides);
     return contiguous_strides(new_sizes, "view");
