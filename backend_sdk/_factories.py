@@ -267,7 +267,7 @@ _INT64_MAX = 2**63 - 1
 def _check_arange_length(start: int | float, end: int | float, step: int | float, all_int: bool) -> None:
     """PyTorch's arange length check: the number of values must be finite and fit in int64
     (RuntimeError "invalid size, possible overflow?"), checked before anything is allocated
-    (Note [Size arithmetic overflow], csrc/core/SafeSize.h)."""
+    (Note [Size arithmetic overflow], csrc/backend_sdk/core/detail/SafeSize.h)."""
     if all_int:
         length = -((start - end) // step)  # exact ceil((end - start) / step) on Python ints
         # Every value (start + i * step) must itself be an int64.

@@ -7,7 +7,7 @@ on. Functions take a *backend* name (``"accel"``, ``"privateuseone"``) or a
 its current device).
 
 A device is attached to a backend once per process, from a shared library
-exporting ``sdk_device_api_entry`` (see ``csrc/runtime/DeviceApi.h``)::
+exporting ``sdk_device_api_entry`` (see ``csrc/backend_sdk/runtime/DeviceApi.h``)::
 
     import device_sim
     from backend_sdk import _runtime
@@ -269,7 +269,7 @@ def reset_accumulated_memory_stats(device: DeviceLike) -> None:
     _rt.reset_accumulated_memory_stats(device)
 
 
-# ---- pinned host memory (Note [Pinned host allocator] in csrc/runtime/HostAllocator.h) ----
+# ---- pinned host memory (Note [Pinned host allocator] in csrc/backend_sdk/runtime/HostAllocator.h) ----
 
 def pinned_empty(shape: Any, dtype: Any = None, *, backend: str) -> Any:
     """An uninitialised CPU tensor in pinned host memory of ``backend`` (float32 unless ``dtype``).

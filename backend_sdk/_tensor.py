@@ -38,7 +38,7 @@ _INT64_MAX = 2**63 - 1
 def _check_numel(sizes: Sequence[int], what: str) -> None:
     """RuntimeError (PyTorch's "numel: integer multiplication overflow") when a tensor of these
     sizes would have more elements than an int64 counts; a 0 size makes it 0 elements whatever
-    the others (Note [Size arithmetic overflow], csrc/core/SafeSize.h). Python ints never wrap,
+    the others (Note [Size arithmetic overflow], csrc/backend_sdk/core/detail/SafeSize.h). Python ints never wrap,
     so this only names the operator the user called before the C++ check would."""
     n = 1
     for s in sizes:

@@ -1,7 +1,7 @@
 """``backend_sdk.random``: seeding and the state of the default generators (like ``torch.random``).
 
 Random numbers come from Philox4x32-10 (see Note [Philox random numbers] in
-``csrc/core/Philox.h``): a generator is a (seed, offset) pair, so one seed
+``csrc/backend_sdk/core/Philox.h``): a generator is a (seed, offset) pair, so one seed
 gives the same numbers on every device.
 """
 from __future__ import annotations

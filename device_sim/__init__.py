@@ -1,7 +1,7 @@
 """device_sim: a CPU-backed simulated accelerator.
 
 The simulator implements the SDK's device runtime contract (the C ABI of
-``csrc/runtime/DeviceApi.h``) in ``libdevice_sim.so``; the SDK reaches it only
+``csrc/backend_sdk/runtime/DeviceApi.h``) in ``libdevice_sim.so``; the SDK reaches it only
 through that ABI, like any vendor device. This package configures it (before
 first use) and locates the library::
 

@@ -30,8 +30,8 @@ backend_sdk_add_backend(consumer_backend SOURCES Kernels.cpp DEVICE_SIM)
 
 CONSUMER_SOURCE = """
 #include "device_sim.h"
-#include "dispatch/Library.h"
-#include "ops/Functions.h"
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/ops/Functions.h>
 
 namespace {
 sdk::Tensor triple(const sdk::Tensor& x) { return sdk::ops::mul(x, sdk::Scalar(3)); }

@@ -95,7 +95,7 @@ def test_command_line_bad_input():
 
 # Known failures of accel, passed to the suite as --conformance-xfail NAME (strict: a fixed one fails the
 # test). None today: the CPU reduction bug behind sum/mean/prod (dtype conversion of non-contiguous input)
-# is fixed in csrc/ops/Reduce.cpp.
+# is fixed in csrc/backend_sdk/ops/Reduce.cpp.
 KNOWN_ACCEL_FAILURES: dict[str, str] = {}
 
 

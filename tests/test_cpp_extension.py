@@ -22,8 +22,8 @@ pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is No
 def op_source(ns: str, factor: float = 2.0) -> str:
     """An extension defining ns::scale(Tensor x) -> Tensor (x * factor) with a CPU kernel."""
     return textwrap.dedent(f"""
-        #include "dispatch/Library.h"
-        #include "ops/Functions.h"
+        #include <backend_sdk/dispatch/Library.h>
+        #include <backend_sdk/ops/Functions.h>
 
         namespace {{
         sdk::Tensor scale(const sdk::Tensor& x) {{ return sdk::ops::mul(x, sdk::Scalar({factor})); }}
@@ -104,12 +104,12 @@ def test_load_inline_and_build_directory(tmp_path):
 def test_direct_compiler_path_with_several_sources(tmp_path, ext_root, monkeypatch):
     """Without ninja every source compiles in its own compiler process, in parallel."""
     monkeypatch.setenv("BACKEND_SDK_JIT_NO_NINJA", "1")
-    (tmp_path / "helper.h").write_text("#pragma once\n#include \"tensor/Tensor.h\"\n"
+    (tmp_path / "helper.h").write_text("#pragma once\n#include <backend_sdk/tensor/Tensor.h>\n"
                                        "sdk::Tensor cube(const sdk::Tensor& x);\n")
-    (tmp_path / "helper.cpp").write_text('#include "helper.h"\n#include "ops/Functions.h"\n'
+    (tmp_path / "helper.cpp").write_text('#include "helper.h"\n#include <backend_sdk/ops/Functions.h>\n'
                                          "sdk::Tensor cube(const sdk::Tensor& x) "
                                          "{ return sdk::ops::mul(sdk::ops::mul(x, x), x); }\n")
-    (tmp_path / "ops.cpp").write_text('#include "helper.h"\n#include "dispatch/Library.h"\n'
+    (tmp_path / "ops.cpp").write_text('#include "helper.h"\n#include <backend_sdk/dispatch/Library.h>\n'
                                       'SDK_LIBRARY(jit_multi, m) { m.def("cube(Tensor x) -> Tensor"); }\n'
                                       'SDK_LIBRARY_IMPL(jit_multi, CPU, m) { m.impl("cube", &cube); }\n')
     path = cpp_extension.load("jit_multi_ext", [str(tmp_path / "ops.cpp"), str(tmp_path / "helper.cpp")])
@@ -124,7 +124,7 @@ def test_direct_compiler_path_with_several_sources(tmp_path, ext_root, monkeypat
 
 def test_compiler_error_is_raised_with_the_compilers_lines(tmp_path, ext_root):
     src = tmp_path / "broken.cpp"
-    src.write_text('#include "dispatch/Library.h"\nint f() { return undefined_name_xyz; }\n')
+    src.write_text('#include <backend_sdk/dispatch/Library.h>\nint f() { return undefined_name_xyz; }\n')
     with pytest.raises(RuntimeError) as info:
         cpp_extension.load("jit_broken_ext", [str(src)])
     message = str(info.value)

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="needs a C++ compiler")
 
 SOURCE = textwrap.dedent(
     """
-    #include "dispatch/Library.h"
-    #include "ops/Functions.h"
+    #include <backend_sdk/dispatch/Library.h>
+    #include <backend_sdk/ops/Functions.h>
 
     namespace {
     using sdk::Tensor;

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="needs a C++ compiler")
 
 SOURCE = textwrap.dedent(
     """
-    #include "dispatch/Library.h"
-    #include "ops/Functions.h"
+    #include <backend_sdk/dispatch/Library.h>
+    #include <backend_sdk/ops/Functions.h>
 
     namespace {
     sdk::Tensor twice(const sdk::Tensor& x) { return sdk::ops::add(x, x); }
@@ -43,7 +43,7 @@ SOURCE = textwrap.dedent(
 # A second SDK_LIBRARY block for the namespace, in another shared library.
 DUPLICATE = textwrap.dedent(
     """
-    #include "dispatch/Library.h"
+    #include <backend_sdk/dispatch/Library.h>
     SDK_LIBRARY(cppext, m) { m.def("never(Tensor x) -> Tensor"); }
     """
 )
@@ -90,7 +90,7 @@ def test_static_registration_and_unloading(tmp_path):
 def test_kernel_signature_must_match_schema(tmp_path):
     source = textwrap.dedent(
         """
-        #include "dispatch/Library.h"
+        #include <backend_sdk/dispatch/Library.h>
         namespace { sdk::Tensor one_arg(const sdk::Tensor& x) { return x; } }
         SDK_LIBRARY(cppbad, m) { m.def("two_args(Tensor x, Tensor y) -> Tensor"); }
         SDK_LIBRARY_IMPL(cppbad, CPU, m) { m.impl("two_args", &one_arg); }

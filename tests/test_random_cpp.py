@@ -1,6 +1,6 @@
 """A vendor's kernel compiled against the public headers reproduces the CPU's random numbers:
 core/Philox.h element by element (as a device kernel would, one element per thread), and the
-C++ API of csrc/ops/Random.h."""
+C++ API of csrc/backend_sdk/ops/Random.h."""
 from __future__ import annotations
 
 import _ctypes
@@ -18,9 +18,9 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="needs a C++ compiler")
 
 SOURCE = textwrap.dedent(
     """
-    #include "core/Philox.h"
-    #include "dispatch/Library.h"
-    #include "ops/Random.h"
+    #include <backend_sdk/core/Philox.h>
+    #include <backend_sdk/dispatch/Library.h>
+    #include <backend_sdk/ops/Random.h>
 
     namespace {
     // A "device kernel": each element on its own, in any order, from (seed, offset, i) alone.

@@ -1,6 +1,6 @@
 """Issue 12 regressions in the dispatcher: schemas outliving their definition, stale operator handles.
 
-See Note [Schema lifetime] (csrc/dispatch/Dispatcher.h).
+See Note [Schema lifetime] (csrc/backend_sdk/dispatch/Dispatcher.h).
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Issue 12 regressions in the device runtime: waits that hold the GIL, fork during device work,
 faults that must travel with cross-device copies.
 
-Note [Blocking waits release the GIL] (csrc/runtime/BlockingWait.h), Note [Simulated faults]
-(device_sim/csrc/SimDevice.h), Note [Fork safety] (csrc/runtime/DeviceRegistry.cpp).
+Note [Blocking waits release the GIL] (csrc/backend_sdk/runtime/detail/BlockingWait.h), Note [Simulated faults]
+(device_sim/csrc/SimDevice.h), Note [Fork safety] (csrc/backend_sdk/runtime/DeviceRegistry.cpp).
 """
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_copy_between_healthy_devices_is_unaffected_by_an_earlier_recovered_faul
 
 def test_fork_while_a_device_worker_runs_blas_does_not_hang_the_parent():
     # Finding 4: os.fork() while a device_sim worker is inside an OpenBLAS matmul hung the parent in
-    # OpenBLAS's fork handler (Note [BLAS and fork], csrc/ops/Blas.cpp). The child gets the documented
+    # OpenBLAS's fork handler (Note [BLAS and fork], csrc/backend_sdk/ops/Blas.cpp). The child gets the documented
     # "Cannot re-initialize" error when it touches the device.
     r = _run("""
         import os, threading, time, accel, backend_sdk

@@ -1,6 +1,6 @@
-"""Issue 12, finding 8: size arithmetic never wraps (Note [Size arithmetic overflow], csrc/core/SafeSize.h),
+"""Issue 12, finding 8: size arithmetic never wraps (Note [Size arithmetic overflow], csrc/backend_sdk/core/detail/SafeSize.h),
 and the copy_ part of finding 12: copy_ into an expanded tensor is refused at the call on every backend
-(Note [copy_ into overlapping memory], csrc/ops/Copy.cpp).
+(Note [copy_ into overlapping memory], csrc/backend_sdk/ops/Copy.cpp).
 
 Every factory and shape function with huge sizes either returns the exact shape or raises PyTorch's
 RuntimeError ("numel: integer multiplication overflow", "Storage size calculation overflowed with

@@ -1,4 +1,4 @@
-"""Tests for the function-schema parser (csrc/dispatch/FunctionSchema.cpp),
+"""Tests for the function-schema parser (csrc/backend_sdk/dispatch/FunctionSchema.cpp),
 exposed as backend_sdk._C._parse_schema / FunctionSchema / Argument.
 
 The grammar and the canonical printed form are PyTorch's (native_functions.yaml

@@ -1,7 +1,7 @@
 """``backend_sdk.autograd``: reverse-mode automatic differentiation, as ``torch.autograd``.
 
 Operators are recorded by the C++ autograd fallback registered at every
-Autograd<Backend> key (Note [Autograd fallback fast path], csrc/ops/Autograd.h),
+Autograd<Backend> key (Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h),
 which calls into ``_record`` only when grad mode is on and a tensor argument
 requires grad. Derivative formulas live in ``_formulas``; the graph and the
 engine in ``graph``; ``Function`` is the custom-function API.

@@ -1,6 +1,6 @@
 """Recording operators into the graph: the hook the C++ autograd fallback calls.
 
-See Note [Autograd fallback fast path] (csrc/ops/Autograd.h): the fallback
+See Note [Autograd fallback fast path] (csrc/backend_sdk/ops/detail/Autograd.h): the fallback
 calls ``record(op, keyset, args, kwargs)`` only when grad mode is on and a
 tensor argument requires grad. ``record`` runs the operator below Autograd with
 grad mode off and, for its differentiable outputs, records a FormulaNode whose

@@ -2,7 +2,7 @@
 
 Grad mode is per thread. It is the thread-local exclusion of the
 AutogradFunctionality dispatch key (Note [Autograd fallback fast path],
-csrc/ops/Autograd.h): with grad mode off, calls skip the Autograd keys entirely.
+csrc/backend_sdk/ops/detail/Autograd.h): with grad mode off, calls skip the Autograd keys entirely.
 """
 from __future__ import annotations
 

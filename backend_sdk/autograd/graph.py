@@ -1,7 +1,7 @@
 """The autograd graph (nodes and edges) and the engine that runs backward.
 
 Per-tensor autograd state lives in two places: the C++ requires-grad flag
-(Note [Autograd fallback fast path], csrc/ops/Autograd.h), set on leaves that
+(Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h), set on leaves that
 require grad and on every recorded output, and Python attributes of the
 tensor's wrapper (class defaults on backend_sdk.Tensor, instance values in its
 __dict__): ``_ag_fn`` and ``_ag_nr`` (grad_fn and which of its outputs this

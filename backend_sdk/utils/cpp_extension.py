@@ -511,7 +511,7 @@ def _load(name: str, srcs: list[str], inline: dict[str, str] | None, extra_cflag
         return finish()
 
 
-_INLINE_PRELUDE = '#include "dispatch/Library.h"\n#include "ops/Functions.h"\n'
+_INLINE_PRELUDE = '#include <backend_sdk/dispatch/Library.h>\n#include <backend_sdk/ops/Functions.h>\n'
 
 
 def load_inline(name: str, cpp_sources: str | list[str], functions: str | list[str] | dict[str, str] | None = None,
@@ -520,7 +520,7 @@ def load_inline(name: str, cpp_sources: str | list[str], functions: str | list[s
                 verbose: bool = False, is_python_module: bool = False,
                 is_standalone: bool = False) -> str | types.ModuleType:
     """``load`` from source strings: they are joined into ``<build dir>/main.cpp`` after
-    ``#include "dispatch/Library.h"`` and ``#include "ops/Functions.h"``.
+    ``#include <backend_sdk/dispatch/Library.h>`` and ``#include <backend_sdk/ops/Functions.h>``.
 
     ``functions`` (with ``is_python_module=True`` only, as in PyTorch) names C++ functions to bind
     in a generated pybind11 module: a name, a list of names, or a dict name -> docstring.

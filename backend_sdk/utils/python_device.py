@@ -12,7 +12,7 @@ instance to a PrivateUse backend::
     x = backend_sdk.empty(4, device="npu_py:1")   # memory from device.malloc
 
 How it works: :func:`attach_python_device` builds the C struct ``sdk_device_api``
-(csrc/runtime/DeviceApi.h) with one ctypes trampoline per slot and attaches it
+(csrc/backend_sdk/runtime/DeviceApi.h) with one ctypes trampoline per slot and attaches it
 like any device library, so the SDK's streams, events, guards and caching
 allocator run on top of it unchanged. A trampoline never lets a Python
 exception cross the C boundary: it catches it, keeps its text as the calling
@@ -61,7 +61,7 @@ __all__ = [
     "SDK_ERROR_DEVICE_LOST", "SDK_ERROR_UNKNOWN",
 ]
 
-# Status codes and constants of csrc/runtime/DeviceApi.h.
+# Status codes and constants of csrc/backend_sdk/runtime/DeviceApi.h.
 SDK_SUCCESS = 0
 SDK_ERROR_INVALID_VALUE = 1
 SDK_ERROR_OUT_OF_MEMORY = 2
@@ -602,7 +602,7 @@ def register_contract_kernels(backend: str) -> None:
     """Registers the SDK's contract-backed kernels for ``backend``: ``empty.memory_format``,
     ``empty_strided``, ``resize_``, ``_local_scalar_dense`` (item) and ``copy_`` in every direction.
 
-    They are the C++ kernels of csrc/ops/DeviceOps.h (``Note [Contract-backed
+    They are the C++ kernels of csrc/backend_sdk/ops/DeviceOps.h (``Note [Contract-backed
     kernels]``); a device within-device strided or converting copy runs on the
     host over the device memory, which is right for host-addressable devices
     such as a :class:`PythonDevice` (``Note [Host-addressable devices]``,
@@ -622,7 +622,7 @@ _contract_kernels_registered: set[str] = set()
 
 
 def register_cpu_fallback(backend: str) -> None:
-    """Registers the SDK's boxed CPU fallback (``Note [CPU fallback]``, csrc/ops/DeviceOps.h) for ``backend``:
+    """Registers the SDK's boxed CPU fallback (``Note [CPU fallback]``, csrc/backend_sdk/ops/DeviceOps.h) for ``backend``:
     every operator without a kernel of the backend runs on the CPU (inputs copied there, results and mutated
     arguments copied back), warning once per operator."""
     from .. import _C

@@ -4,7 +4,7 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "core/Exception.h"
+#include <backend_sdk/core/Exception.h>
 
 namespace sdk::python {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/Exception.h"
+#include <backend_sdk/core/Exception.h>
 #include "python/PyCore.h"
 #include "python/PyGenerator.h"
 #include "python/PyTensor.h"

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "dispatch/FunctionSchema.h"
-#include "dispatch/IValue.h"
+#include <backend_sdk/dispatch/FunctionSchema.h>
+#include <backend_sdk/dispatch/IValue.h>
 
 namespace sdk::python {
 

@@ -1,7 +1,7 @@
 // Which BLAS the CPU matrix kernels use; see Note [BLAS loading].
 #include <pybind11/pybind11.h>
 
-#include "ops/Blas.h"
+#include <backend_sdk/ops/detail/Blas.h>
 
 namespace py = pybind11;
 

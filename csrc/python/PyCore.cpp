@@ -4,8 +4,8 @@
 
 #include <array>
 
-#include "core/Exception.h"
-#include "dispatch/LocalDispatchKeySet.h"
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/LocalDispatchKeySet.h>
 
 namespace py = pybind11;
 

@@ -4,10 +4,10 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "core/DeviceType.h"
-#include "core/DimVector.h"
-#include "core/DispatchKeySet.h"
-#include "core/ScalarType.h"
+#include <backend_sdk/core/DeviceType.h>
+#include <backend_sdk/core/DimVector.h>
+#include <backend_sdk/core/DispatchKeySet.h>
+#include <backend_sdk/core/ScalarType.h>
 
 namespace sdk::python {
 

@@ -2,11 +2,11 @@
 
 #include <pybind11/stl.h>
 
-#include "core/Exception.h"
-#include "ops/Random.h"
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/ops/Random.h>
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
-#include "runtime/CurrentDevice.h"
+#include <backend_sdk/runtime/CurrentDevice.h>
 
 namespace py = pybind11;
 

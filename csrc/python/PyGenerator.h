@@ -4,7 +4,7 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "tensor/Generator.h"
+#include <backend_sdk/tensor/Generator.h>
 
 namespace sdk::python {
 

@@ -1,7 +1,7 @@
 // Zero-copy interop: numpy (__array_interface__) and DLPack capsules.
 #include <pybind11/stl.h>
 
-#include "core/Exception.h"
+#include <backend_sdk/core/Exception.h>
 #include "python/Errors.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"

@@ -16,8 +16,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "ops/Autograd.h"
-#include "dispatch/Library.h"
+#include <backend_sdk/ops/detail/Autograd.h>
+#include <backend_sdk/dispatch/Library.h>
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
@@ -845,7 +845,7 @@ void init_ops(py::module_& m) {
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
 
-  // Autograd (Note [Autograd fallback fast path], csrc/ops/Autograd.h).
+  // Autograd (Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h).
   m.def(
       "_set_autograd_hook",
       [](py::object fn) {

@@ -13,22 +13,22 @@
 #include <chrono>
 #include <memory>
 
-#include "core/DispatchKey.h"
-#include "core/Exception.h"
-#include "dispatch/Library.h"
-#include "ops/DeviceOps.h"
-#include "ops/Functions.h"
+#include <backend_sdk/core/DispatchKey.h>
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/ops/Functions.h>
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
-#include "runtime/BlockingWait.h"
-#include "runtime/CachingAllocator.h"
-#include "runtime/DeviceGuard.h"
-#include "runtime/DeviceRegistry.h"
-#include "runtime/Event.h"
-#include "runtime/HostAllocator.h"
-#include "runtime/Stream.h"
-#include "tensor/Tensor.h"
-#include "tensor/TensorImpl.h"
+#include <backend_sdk/runtime/detail/BlockingWait.h>
+#include <backend_sdk/runtime/CachingAllocator.h>
+#include <backend_sdk/runtime/DeviceGuard.h>
+#include <backend_sdk/runtime/DeviceRegistry.h>
+#include <backend_sdk/runtime/Event.h>
+#include <backend_sdk/runtime/HostAllocator.h>
+#include <backend_sdk/runtime/Stream.h>
+#include <backend_sdk/tensor/Tensor.h>
+#include <backend_sdk/tensor/TensorImpl.h>
 
 namespace py = pybind11;
 

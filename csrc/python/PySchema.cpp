@@ -9,7 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "dispatch/FunctionSchema.h"
+#include <backend_sdk/dispatch/FunctionSchema.h>
 
 namespace py = pybind11;
 

@@ -2,8 +2,8 @@
 
 #include <structmember.h>
 
-#include "dispatch/Dispatcher.h"
-#include "ops/Autograd.h"
+#include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/ops/detail/Autograd.h>
 #include "python/Errors.h"
 #include "python/PyCore.h"
 
@@ -33,7 +33,7 @@ PyObject* wrap_tensor(Tensor t) {
   auto* pt = reinterpret_cast<PyTensor*>(obj);
   new (&pt->tensor) Tensor(std::move(t));
   pt->tensor.impl()->set_pyobj(obj);
-  // Note [Autograd state across wrappers] (ops/Autograd.h): take back a parked __dict__.
+  // Note [Autograd state across wrappers] (ops/detail/Autograd.h): take back a parked __dict__.
   if (auto* m = autograd::maybe_autograd_meta(pt->tensor); m != nullptr && m->py_state != nullptr) {
     PyObject* state = static_cast<PyObject*>(m->py_state);
     m->py_state = nullptr;
@@ -53,7 +53,7 @@ namespace {
 
 // ---- lifetime ----
 // Parks the wrapper's __dict__ in the tensor's AutogradMeta when the TensorImpl
-// outlives this wrapper: Note [Autograd state across wrappers] (ops/Autograd.h).
+// outlives this wrapper: Note [Autograd state across wrappers] (ops/detail/Autograd.h).
 void tensor_finalize(PyObject* self) {
   auto* pt = reinterpret_cast<PyTensor*>(self);
   if (!pt->tensor.defined() || pt->tensor.impl()->pyobj() != self) return;

@@ -13,7 +13,7 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
-#include "tensor/Tensor.h"
+#include <backend_sdk/tensor/Tensor.h>
 
 namespace sdk::python {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "dispatch/Library.h"
+#include <backend_sdk/dispatch/Library.h>
 #include "python/PyTensor.h"
 
 namespace py = pybind11;

@@ -1,7 +1,7 @@
 // backend_sdk._C: the Python bindings' entry point.
 #include <pybind11/pybind11.h>
 
-#include "dispatch/Dispatcher.h"
+#include <backend_sdk/dispatch/Dispatcher.h>
 #include "python/Errors.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"

@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "SimMemory.h"
-#include "runtime/DeviceApi.h"
+#include <backend_sdk/runtime/DeviceApi.h>
 
 namespace device_sim {
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/DeviceApi.h"
+#include <backend_sdk/runtime/DeviceApi.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -67,7 +67,7 @@ def supported_dtypes(backend: str, index: int = 0) -> set[str]:
 
 
 def _scalar_type_number(dtype: Any) -> int:
-    # The ScalarType enumeration (csrc/core/ScalarType.h), which numbers the supported_dtypes bits.
+    # The ScalarType enumeration (csrc/backend_sdk/core/ScalarType.h), which numbers the supported_dtypes bits.
     order = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
     return order.index(_dtype_name(dtype))
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "SimKernels.h"
-#include "dispatch/Library.h"
-#include "ops/DeviceOps.h"
-#include "ops/Random.h"
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/ops/Random.h>
 
 namespace {
 

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "device_sim.h"
-#include "ops/Factories.h"
-#include "ops/Functions.h"
-#include "ops/DeviceOps.h"
-#include "runtime/CurrentDevice.h"
-#include "runtime/DeviceGuard.h"
-#include "runtime/DeviceRegistry.h"
-#include "runtime/Stream.h"
+#include <backend_sdk/ops/Factories.h>
+#include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/runtime/CurrentDevice.h>
+#include <backend_sdk/runtime/DeviceGuard.h>
+#include <backend_sdk/runtime/DeviceRegistry.h>
+#include <backend_sdk/runtime/Stream.h>
 
 namespace accel {
 

@@ -27,8 +27,8 @@
 
 #include <functional>
 
-#include "dispatch/Library.h"
-#include "tensor/Tensor.h"
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/tensor/Tensor.h>
 
 namespace accel {
 

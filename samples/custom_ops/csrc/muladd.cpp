@@ -9,9 +9,9 @@
 // then ctypes.CDLL("libmuladd.so") registers it; backend_sdk.ops.samples_cpp.muladd is the operator.
 #include <vector>
 
-#include "core/Exception.h"
-#include "dispatch/Library.h"
-#include "ops/Functions.h"
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/ops/Functions.h>
 
 namespace {
 

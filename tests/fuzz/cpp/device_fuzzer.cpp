@@ -1,4 +1,4 @@
-// libFuzzer harness for device strings (sdk::Device::parse, csrc/core/DeviceType.cpp); built and run
+// libFuzzer harness for device strings (sdk::Device::parse, csrc/backend_sdk/core/DeviceType.cpp); built and run
 // by tests/fuzz/run.py (target device_cpp).
 //
 // Oracle: Device::parse returns or throws sdk::Error of kind Value; a parsed device prints as text
@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/DeviceType.h"
-#include "core/Exception.h"
+#include <backend_sdk/core/DeviceType.h>
+#include <backend_sdk/core/Exception.h>
 
 namespace {
 [[noreturn]] void finding(const char* what, std::string_view input, const std::string& detail) {

@@ -1,4 +1,4 @@
-// libFuzzer harness for the schema parser (csrc/dispatch/FunctionSchema.cpp); built and run by
+// libFuzzer harness for the schema parser (csrc/backend_sdk/dispatch/FunctionSchema.cpp); built and run by
 // tests/fuzz/run.py (target schema_cpp) with clang's -fsanitize=fuzzer,address,undefined.
 //
 // Oracle: parse_schema either returns or throws sdk::Error of kind Value (Note [Schema parse
@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/Exception.h"
-#include "dispatch/FunctionSchema.h"
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/FunctionSchema.h>
 
 namespace {
 [[noreturn]] void finding(const char* what, std::string_view input, const std::string& detail) {

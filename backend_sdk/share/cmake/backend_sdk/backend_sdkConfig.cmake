@@ -23,9 +23,9 @@ find_dependency(Threads)
 get_filename_component(backend_sdk_PACKAGE_DIR "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 get_filename_component(_backend_sdk_parent "${backend_sdk_PACKAGE_DIR}/.." ABSOLUTE)
 
-if(EXISTS "${backend_sdk_PACKAGE_DIR}/include/dispatch/Library.h")
+if(EXISTS "${backend_sdk_PACKAGE_DIR}/include/backend_sdk/dispatch/Library.h")
   set(backend_sdk_INCLUDE_DIRS "${backend_sdk_PACKAGE_DIR}/include")            # installed wheel
-elseif(EXISTS "${_backend_sdk_parent}/csrc/dispatch/Library.h")
+elseif(EXISTS "${_backend_sdk_parent}/csrc/backend_sdk/dispatch/Library.h")
   set(backend_sdk_INCLUDE_DIRS "${_backend_sdk_parent}/csrc")                   # development checkout
 else()
   set(backend_sdk_FOUND FALSE)
@@ -56,7 +56,7 @@ if(NOT TARGET backend_sdk::device_sim AND EXISTS "${backend_sdk_DEVICE_SIM_LIBRA
   set_target_properties(backend_sdk::device_sim PROPERTIES
     IMPORTED_LOCATION "${backend_sdk_DEVICE_SIM_LIBRARY_DIR}/libdevice_sim.so"
     IMPORTED_SONAME "libdevice_sim.so"
-    INTERFACE_INCLUDE_DIRECTORIES "${backend_sdk_DEVICE_SIM_LIBRARY_DIR}/include")
+    INTERFACE_INCLUDE_DIRECTORIES "${backend_sdk_DEVICE_SIM_LIBRARY_DIR}/include;${backend_sdk_INCLUDE_DIRS}")
 endif()
 
 include("${CMAKE_CURRENT_LIST_DIR}/backend_sdkFunctions.cmake")

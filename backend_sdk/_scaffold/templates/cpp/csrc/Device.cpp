@@ -7,7 +7,7 @@
 // comments in runtime/DeviceApi.h say what each entry must do.
 #include <dlfcn.h>
 
-#include "runtime/DeviceApi.h"
+#include <backend_sdk/runtime/DeviceApi.h>
 
 namespace {
 

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "device_sim.h"
-#include "dispatch/Library.h"
-#include "ops/DeviceOps.h"
-#include "ops/Functions.h"
-#include "runtime/DeviceRegistry.h"
-#include "runtime/Stream.h"
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/runtime/DeviceRegistry.h>
+#include <backend_sdk/runtime/Stream.h>
 
 namespace {
 

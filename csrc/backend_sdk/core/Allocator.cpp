@@ -1,0 +1,150 @@
+#include <backend_sdk/core/Allocator.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <sys/mman.h>
+#include <vector>
+
+#include <backend_sdk/core/Exception.h>
+
+namespace sdk {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+// Note [Small CPU blocks]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Tiny tensors (scalars, 1-element results) are created and freed on every
+// small operator call. Aligned allocation of tiny blocks is slow in glibc
+// (memalign consolidates the fast bins each time), so blocks of up to
+// kSmallClasses * 64 bytes are kept on per-thread free lists, one per 64-byte
+// size class, capped at kMaxCachedPerClass blocks. A block freed on another
+// thread joins that thread's list: blocks are interchangeable. Each class has
+// its own deleter so the DataPtr records the class without extra storage.
+constexpr int kSmallClasses = 4;  // 64, 128, 192, 256 bytes
+constexpr size_t kMaxCachedPerClass = 64;
+
+// Set when this thread's cache is destroyed at thread exit: a tensor freed
+// later in the exit sequence must not touch the dead cache. A trivially
+// destructible thread_local stays readable until the thread is gone.
+thread_local bool t_cache_destroyed = false;
+
+struct SmallBlockCache {
+  std::vector<void*> free_lists[kSmallClasses];
+  ~SmallBlockCache() {
+    t_cache_destroyed = true;
+    for (auto& list : free_lists) {
+      for (void* p : list) std::free(p);
+    }
+  }
+};
+
+SmallBlockCache& small_cache() {
+  static thread_local SmallBlockCache cache;
+  return cache;
+}
+
+template <int Class>
+void free_small(void* p) {
+  if (t_cache_destroyed) {
+    std::free(p);
+    return;
+  }
+  auto& list = small_cache().free_lists[Class];
+  if (list.size() < kMaxCachedPerClass) {
+    list.push_back(p);
+  } else {
+    std::free(p);
+  }
+}
+
+constexpr DeleterFn kSmallDeleters[kSmallClasses] = {&free_small<0>, &free_small<1>, &free_small<2>,
+                                                     &free_small<3>};
+
+// PyTorch's wording (c10 alloc_cpu.cpp), so that messages users match carry over; the error is an
+// OutOfMemoryError, which is a RuntimeError as PyTorch's CPU allocation failure is.
+constexpr const char* kCpuOutOfMemory = "DefaultCPUAllocator: can't allocate memory: you tried to allocate ";
+
+void* aligned_or_throw(size_t rounded, size_t nbytes) {
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
+  return p;
+}
+
+// Note [Huge pages for large blocks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A fresh multi-megabyte result is mostly page faults on first touch (64 MB
+// in 4 KiB pages is 16K faults). Like numpy, blocks of kHugePageMin bytes or
+// more are aligned to 2 MiB and advised to use transparent huge pages, which
+// cuts those faults 512-fold where the kernel allows it (madvise is a hint:
+// failure is ignored).
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugePageMin = size_t{4} << 20;
+
+void* allocate_large(size_t nbytes) {
+  size_t rounded = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, p != nullptr, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
+#ifdef MADV_HUGEPAGE
+  madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+class CPUAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t nbytes) override {
+    size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    SDK_CHECK_KIND(ErrorKind::OutOfMemory, rounded >= nbytes, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
+    size_t cls = rounded / kAlignment - 1;
+    if (cls < kSmallClasses && !t_cache_destroyed) {
+      auto& list = small_cache().free_lists[cls];
+      void* p;
+      if (!list.empty()) {
+        p = list.back();
+        list.pop_back();
+      } else {
+        p = aligned_or_throw(rounded, nbytes);
+      }
+      return DataPtr(p, p, kSmallDeleters[cls], Device(DeviceType::CPU));
+    }
+    void* p = rounded >= kHugePageMin ? allocate_large(rounded) : aligned_or_throw(rounded, nbytes);
+    return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
+  }
+};
+
+// Meta tensors have no data: a null DataPtr of the right device.
+class MetaAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t) override { return DataPtr(nullptr, nullptr, nullptr, Device(DeviceType::Meta)); }
+};
+
+std::atomic<Allocator*>& slot(DeviceType type) {
+  static std::atomic<Allocator*> slots[kNumDeviceTypes] = {};
+  return slots[static_cast<int>(type)];
+}
+
+}  // namespace
+
+Allocator* cpu_allocator() {
+  static CPUAllocator* a = new CPUAllocator();  // immortal: tensors may die during static destruction
+  return a;
+}
+
+void set_allocator(DeviceType type, Allocator* allocator) { slot(type).store(allocator); }
+
+Allocator* get_allocator(DeviceType type) {
+  Allocator* a = slot(type).load(std::memory_order_acquire);
+  if (a) return a;
+  if (type == DeviceType::CPU) return cpu_allocator();
+  if (type == DeviceType::Meta) {
+    static MetaAllocator* meta = new MetaAllocator();
+    return meta;
+  }
+  SDK_THROW(Runtime, "No allocator is registered for device type '", device_type_name(type),
+            "'. A backend must register its device (and its allocator) before tensors can be created on it.");
+}
+
+}  // namespace sdk

@@ -1,0 +1,108 @@
+// The boxed autograd fallback: Note [Autograd fallback fast path] (Autograd.h).
+#include <backend_sdk/ops/detail/Autograd.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/tensor/detail/ViewHook.h>
+
+namespace sdk::autograd {
+
+void (*AutogradMeta::release_py_state)(void*) = nullptr;
+
+bool requires_grad(const Tensor& t) { return boxing::tensor_requires_grad(t); }
+
+AutogradMeta* maybe_autograd_meta(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return dynamic_cast<AutogradMeta*>(t.impl()->autograd_meta());
+}
+
+AutogradMeta& autograd_meta_of(const Tensor& t) {
+  SDK_CHECK_VALUE(t.defined(), "autograd: undefined tensor");
+  AutogradMeta* m = maybe_autograd_meta(t);
+  if (m == nullptr) {
+    t.impl()->set_autograd_meta(std::make_unique<AutogradMeta>());
+    m = static_cast<AutogradMeta*>(t.impl()->autograd_meta());
+  }
+  return *m;
+}
+
+void set_requires_grad(const Tensor& t, bool value) {
+  SDK_CHECK_VALUE(t.defined(), "requires_grad_(): undefined tensor");
+  if (!value && maybe_autograd_meta(t) == nullptr) return;
+  autograd_meta_of(t).requires_grad_ = value;
+}
+
+namespace {
+std::atomic<const KernelFunction*> g_hook{nullptr};
+
+DispatchKeySet below_autograd(DispatchKeySet ks) { return ks & keys_after(DispatchKey::AutogradFunctionality); }
+
+void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  if (!op.entry().any_requires_grad_boxed(*stack)) {
+    op.redispatch_boxed(below_autograd(ks), stack);
+    return;
+  }
+  const KernelFunction* hook = g_hook.load(std::memory_order_acquire);
+  if (hook == nullptr) {
+    ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    op.redispatch_boxed(below_autograd(ks), stack);
+    return;
+  }
+  hook->call_boxed(op, ks, stack);
+}
+}  // namespace
+
+namespace {
+// Note [Autograd view bases].
+void remember_view_base(const Tensor& base, const Tensor& view) {
+  if (!is_floating_type(base.dtype()) || !is_grad_enabled()) return;
+  const AutogradMeta* bm = maybe_autograd_meta(base);
+  autograd_meta_of(view).view_base = (bm != nullptr && bm->view_base.defined()) ? bm->view_base : base;
+}
+const bool g_view_hook_installed = [] {
+  set_view_created_hook(&remember_view_base);
+  return true;
+}();
+}  // namespace
+
+Tensor view_base(const Tensor& t) {
+  const AutogradMeta* m = maybe_autograd_meta(t);
+  return m != nullptr ? m->view_base : Tensor();
+}
+
+void set_recording_hook(KernelFunction hook) {
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<KernelFunction>>* keep = new std::vector<std::unique_ptr<KernelFunction>>();
+  std::lock_guard<std::mutex> lock(mu);
+  keep->push_back(std::make_unique<KernelFunction>(std::move(hook)));
+  g_hook.store(keep->back().get(), std::memory_order_release);
+}
+
+bool has_recording_hook() { return g_hook.load(std::memory_order_acquire) != nullptr; }
+
+bool is_grad_enabled() { return !tls_local_dispatch_key_set().excluded.has(DispatchKey::AutogradFunctionality); }
+
+void set_grad_enabled(bool enabled) {
+  LocalDispatchKeySet s = tls_local_dispatch_key_set();
+  DispatchKeySet k(DispatchKey::AutogradFunctionality);
+  s.excluded = enabled ? s.excluded - k : s.excluded | k;
+  tls_set_local_dispatch_key_set(s);
+}
+
+}  // namespace sdk::autograd
+
+// Replaces the fallthroughs Note [Fallthrough keys] had for these keys.
+#define SDK_AUTOGRAD_FALLBACK(key)                                                                                    \
+  SDK_LIBRARY_IMPL(_, key, m) {                                                                                       \
+    m.fallback(::sdk::CppFunction(::sdk::KernelFunction::make_autograd_fallback(&::sdk::autograd::autograd_fallback))); \
+  }
+
+SDK_AUTOGRAD_FALLBACK(AutogradCPU)
+SDK_AUTOGRAD_FALLBACK(AutogradMeta)
+SDK_AUTOGRAD_FALLBACK(AutogradPrivateUse1)
+SDK_AUTOGRAD_FALLBACK(AutogradPrivateUse2)
+SDK_AUTOGRAD_FALLBACK(AutogradPrivateUse3)

@@ -1,0 +1,92 @@
+// The autograd layer's C++ part: the per-tensor requires-grad flag and the
+// boxed fallback registered for every Autograd<Backend> key.
+//
+// Note [Autograd fallback fast path]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every tensor carries its backend's Autograd key (Note [Fallthrough keys]),
+// so every call that is not excluded reaches the Autograd slot. Operators with
+// a kernel of their own there (CompositeImplicitAutograd ones, custom autograd
+// kernels) run it; all others reach the boxed autograd fallback. It must cost
+// almost nothing when autograd has nothing to do:
+//   * grad mode off (no_grad) is the thread-local exclusion of
+//     AutogradFunctionality (Note [TLS key sets]), so such calls never reach
+//     the Autograd slot at all;
+//   * when no tensor argument requires grad, a call skips the Autograd key:
+//     the operator's table records, per backend, that its Autograd slot is
+//     this fallback (OperatorEntry::drop_without_grad_), and a call's key
+//     masking (OperatorEntry::mask_for_call) drops the Autograd bit after
+//     checking the arguments (boxing::any_requires_grad for unboxed calls,
+//     OperatorEntry::any_requires_grad_boxed for boxed ones, all of Python's):
+//     one table load and a scan of the tensor arguments' AutogradMeta pointers.
+//   * a redispatch into the slot (a kernel above Autograd redispatching) still
+//     reaches the fallback, which makes the same check and redispatches below
+//     Autograd; for unboxed calls before boxing
+//     (KernelFunction::make_autograd_fallback), so it never boxes either.
+// "Requires grad" is the flag kept in the tensor's AutogradMeta: set on leaves
+// with requires_grad=True and on every output recorded in a graph (a non-leaf
+// with a grad_fn). Tensors without an AutogradMeta do not require grad.
+// Otherwise the fallback calls the recording hook installed by the Python
+// autograd package (backend_sdk/autograd), which runs the operator below
+// Autograd with AutogradFunctionality excluded and records a graph node whose
+// backward is the operator's derivative formula. Without a hook (C++ only, no
+// Python) the operator runs below Autograd and nothing is recorded.
+#pragma once
+
+#include <backend_sdk/dispatch/KernelFunction.h>
+#include <backend_sdk/tensor/Tensor.h>
+
+namespace sdk::autograd {
+
+// Note [Autograd state across wrappers]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The Python autograd state of a tensor (grad_fn, grad, hooks, ...) lives in
+// its Python wrapper's __dict__. A wrapper can die while the TensorImpl lives
+// on (a Python kernel's result is unwrapped into an IValue, C++ keeps a
+// tensor), so when a wrapper whose tensor has an AutogradMeta is finalized and
+// the TensorImpl outlives it, the bindings park a copy of the __dict__ here
+// (`py_state`, an owned PyObject*), and the next wrapper of the tensor takes
+// it back. It is parked only while no wrapper exists, so it never hides a
+// Python reference cycle from the garbage collector. `release_py_state` (set
+// by the bindings) drops it under the GIL when the TensorImpl dies.
+//
+// Note [Autograd view bases]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A view made in grad mode of a floating-point tensor that does not take part
+// in autograd is not recorded (the fast path skips its operator), yet an
+// in-place write of a tensor that requires grad into it must give its base a
+// history (CopySlices, backend_sdk/autograd/_record.py). The view creation
+// hook (Note [View creation hook], tensor/detail/ViewHook.h) keeps the root base in
+// the view's AutogradMeta (`view_base`); views recorded by autograd keep it
+// on the Python side instead. Views made with grad mode off (inside recorded
+// operators, under no_grad, detach()) are not tracked.
+struct SDK_API AutogradMeta final : AutogradMetaInterface {
+  bool requires_grad_ = false;
+  Tensor view_base;  // Note [Autograd view bases]
+  void* py_state = nullptr;
+  static void (*release_py_state)(void*);
+  bool requires_grad() const override { return requires_grad_; }
+  ~AutogradMeta() override {
+    if (py_state != nullptr && release_py_state != nullptr) release_py_state(py_state);
+  }
+};
+// The tensor's AutogradMeta, created on first use.
+SDK_API AutogradMeta& autograd_meta_of(const Tensor& t);
+SDK_API AutogradMeta* maybe_autograd_meta(const Tensor& t);
+// The root base remembered for a view (Note [Autograd view bases]); undefined if none.
+SDK_API Tensor view_base(const Tensor& t);
+
+// The flag of Note [Autograd fallback fast path].
+SDK_API bool requires_grad(const Tensor& t);
+SDK_API void set_requires_grad(const Tensor& t, bool value);
+
+// Installs the kernel the fallback calls when a tensor argument requires grad
+// (boxed, receives the call's key set). Replaces any previous hook; the old one
+// is kept alive (Note [Kernel lifetime]).
+SDK_API void set_recording_hook(KernelFunction hook);
+SDK_API bool has_recording_hook();
+
+// Grad mode: true unless AutogradFunctionality is excluded on this thread.
+SDK_API bool is_grad_enabled();
+SDK_API void set_grad_enabled(bool enabled);
+
+}  // namespace sdk::autograd

@@ -1,0 +1,104 @@
+// The caching device allocator, one per backend, over the contract's malloc/free.
+//
+// Note [Caching allocator]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Device malloc/free are slow (and on real hardware synchronise), so freed
+// blocks are cached and reused, as in PyTorch's CUDA allocator:
+//  - Requests are rounded up to 512 bytes. Requests of up to 1 MiB come from
+//    the small pool, carved out of 2 MiB segments; larger ones from the large
+//    pool (20 MiB segments below 10 MiB, otherwise the size rounded to 2 MiB).
+//  - A free block big enough is split (the rest stays cached: small pool if at
+//    least 512 bytes remain, large pool if more than 1 MiB); a freed block
+//    merges with free neighbours of its segment.
+//  - Pools are per stream: a block is allocated on the current stream and only
+//    reused by allocations on that stream, so reuse is ordered by the stream
+//    itself. A block used on other streams (record_stream) is not reused when
+//    freed: an event is recorded on each of those streams and the block
+//    returns to its pool once all of them have completed (checked at the next
+//    allocation of the device).
+//  - When the device is full: wait for pending events, release every cached
+//    segment, retry once (num_alloc_retries), then raise OutOfMemoryError
+//    (num_ooms). set_per_process_memory_fraction caps the reserved bytes.
+//  - One lock per device (Note [Allocator lock], CachingAllocator.cpp). A
+//    DataPtr's context is its Block, so freeing needs no lookup; freed small
+//    blocks park in per-(stream, size) fast bins (Note [Allocator fast bins]).
+//  - A device fault read while waiting for pending frees (OOM retry,
+//    empty_cache) is raised from that call as AcceleratorError.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <backend_sdk/core/DeviceType.h>
+#include <backend_sdk/core/Macros.h>
+#include <backend_sdk/runtime/Stream.h>
+#include <backend_sdk/core/Allocator.h>
+
+namespace sdk::runtime {
+
+struct BlockInfo {
+  uintptr_t address = 0;
+  size_t size = 0;
+  size_t requested_size = 0;
+  std::string state;  // "active_allocated", "active_pending_free", "inactive"
+};
+
+struct SegmentInfo {
+  int device = 0;
+  uintptr_t address = 0;
+  size_t total_size = 0;
+  size_t allocated_size = 0;
+  size_t active_size = 0;
+  int64_t stream = 0;  // Stream::id() of the segment's stream
+  std::string segment_type;  // "small" or "large"
+  std::vector<BlockInfo> blocks;
+};
+
+class DeviceCache;
+
+class SDK_API CachingAllocator final : public Allocator {
+ public:
+  explicit CachingAllocator(DeviceType type);
+  ~CachingAllocator() override;
+
+  // On the current device, for the current stream of that device.
+  DataPtr allocate(size_t nbytes) override;
+  DataPtr allocate_on(Stream stream, size_t nbytes);
+
+  // True if p was allocated by this allocator.
+  bool owns(const DataPtr& p) const;
+  // Marks p (its whole block) as used on `stream` (Note [Caching allocator]).
+  void record_stream(const DataPtr& p, Stream stream);
+
+  // Returns every unused cached segment to the device.
+  void empty_cache();
+  // Caps reserved memory of the device at fraction * total capacity.
+  void set_memory_fraction(double fraction, int device);
+  double memory_fraction(int device);
+
+  // PyTorch's memory_stats() keys ("allocated_bytes.all.current", ...).
+  std::map<std::string, int64_t> memory_stats(int device);
+  void reset_peak_stats(int device);
+  void reset_accumulated_stats(int device);
+  std::string memory_summary(int device);
+  std::vector<SegmentInfo> snapshot();
+
+  DeviceType device_type() const { return type_; }
+
+ private:
+  DeviceCache& cache(int device);
+
+  DeviceType type_;
+  std::atomic<DeviceCache*> caches_[64] = {};  // created on first use, never replaced
+};
+
+// The allocator of a backend (immortal; created on first use).
+SDK_API CachingAllocator* caching_allocator(DeviceType type);
+
+// "1.50 MiB"
+SDK_API std::string format_bytes(uint64_t n);
+
+}  // namespace sdk::runtime

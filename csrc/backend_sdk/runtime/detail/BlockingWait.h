@@ -1,0 +1,43 @@
+// A scope in which the calling thread waits for a device.
+//
+// Note [Blocking waits release the GIL]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Work queued on a device may need the Python interpreter to run: a host
+// function that calls Python, a kernel of a device written in Python, a
+// Python kernel reached through the CPU fallback on a worker. A thread that
+// waits for that work while holding the GIL never sees it finish. Every
+// blocking wait of the runtime (Stream::synchronize, Event::synchronize,
+// device_synchronize, and so every copy to the host, item() and tolist())
+// runs inside a BlockingWait, which calls the hooks the Python bindings
+// install: they release the GIL if this thread holds it and take it back
+// afterwards. The runtime itself knows nothing of Python.
+//
+// Waits made while an SDK lock is held (the caching allocators' retry after
+// out-of-memory) do not use it: releasing the GIL there would let another
+// thread take the GIL and block on that lock, while the waiter needs the GIL
+// back to return (a lock-order inversion). The bindings release the GIL
+// before allocating instead.
+#pragma once
+
+#include <backend_sdk/core/Macros.h>
+
+namespace sdk::runtime {
+
+// enter() returns a token that exit() receives; both may be null (no hooks).
+using BlockingWaitEnter = void* (*)();
+using BlockingWaitExit = void (*)(void* token);
+SDK_API void set_blocking_wait_hooks(BlockingWaitEnter enter, BlockingWaitExit exit);
+
+class SDK_API BlockingWait {
+ public:
+  BlockingWait();
+  ~BlockingWait();
+  BlockingWait(const BlockingWait&) = delete;
+  BlockingWait& operator=(const BlockingWait&) = delete;
+
+ private:
+  void* token_ = nullptr;
+  BlockingWaitExit exit_ = nullptr;
+};
+
+}  // namespace sdk::runtime
