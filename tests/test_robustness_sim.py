@@ -511,7 +511,8 @@ _CRASH_CHILD = textwrap.dedent("""
     import sys
     import backend_sdk
     from backend_sdk.utils import cpp_extension
-    path = cpp_extension.load_inline("jit_crash_ext", sys.argv[2], build_directory=sys.argv[3])
+    path = cpp_extension.load_inline("jit_crash_ext", sys.argv[2], build_directory=sys.argv[3],
+                                     is_python_module=False)
     x = backend_sdk.tensor([1.0, 2.0])
     assert backend_sdk.ops.jit_crash.fine(x).tolist() == [2.0, 3.0]  # a tracked kernel that returns normally
     print(path, flush=True)
@@ -524,7 +525,8 @@ _CRASH_CHILD = textwrap.dedent("""
 def crash_build(tmp_path_factory):
     build = tmp_path_factory.mktemp("jit_crash")
     from backend_sdk.utils import cpp_extension
-    path = cpp_extension.load_inline("jit_crash_ext", _CRASH_SOURCES, build_directory=str(build))
+    path = cpp_extension.load_inline("jit_crash_ext", _CRASH_SOURCES, build_directory=str(build),
+                                     is_python_module=False)
     return str(build), path
 
 

@@ -18,6 +18,7 @@
 
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/dispatch/detail/LibraryGroups.h>
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
@@ -844,6 +845,13 @@ void init_ops(py::module_& m) {
         "The version counter of the tensor's storage (bumped by every in-place write).");
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
+  // Note [Extension library groups] (csrc/backend_sdk/dispatch/detail/LibraryGroups.h).
+  m.def("_begin_static_library_group", &detail::begin_static_library_group,
+        "Starts recording the SDK_LIBRARY blocks this thread runs (around a dlopen).");
+  m.def("_end_static_library_group", &detail::end_static_library_group,
+        "Stops recording; returns the id of the group of blocks recorded.");
+  m.def("_reset_static_library_group", &detail::reset_static_library_group, py::arg("id"),
+        "Undoes every registration of the group's blocks (their library stays loaded); returns their count.");
 
   // Autograd (Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h).
   m.def(
