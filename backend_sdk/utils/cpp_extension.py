@@ -66,7 +66,9 @@ namespace"): here the new version replaces the old one. Loading version N first 
 registration that the SDK_LIBRARY* blocks of version N-1 made (Note [Extension library groups],
 csrc/backend_sdk/dispatch/detail/LibraryGroups.h: the blocks a library runs while it is loaded are
 recorded in a group that can be reset without unloading it), then loads version N. So its operators
-are defined afresh and its kernels are the ones called; code of the old version stays mapped (a
+are defined afresh and its kernels are the ones called (an operator handle fetched before, such as
+``op = backend_sdk.ops.ns.f``, names the old definition and raises a RuntimeError saying to look the
+operator up again: Note [Schema lifetime]); code of the old version stays mapped (a
 Python module of the old version still works, and its functions reach the new kernels through the
 dispatcher). The old version is undone only after the new one compiled: a compile error leaves it
 in place. A new version that then fails to load (a registration error, an undefined symbol) leaves
