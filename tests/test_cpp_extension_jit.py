@@ -76,13 +76,16 @@ def test_bad_arguments_raise_pytorchs_errors(tmp_path, ext_root):
 def test_python_module_by_default_and_kernel_libraries_with_is_python_module_false(tmp_path):
     pytest.importorskip("pybind11")
     module = cpp_extension.load_inline("jit_default_mod", kernel_source("jit_default_ns", 2) + textwrap.dedent("""
-        int64_t twice(int64_t k) { return 2 * k; }
+        int64_t twice(int64_t k) { SDK_CHECK_INDEX(k >= 0, "twice: k must be >= 0, got ", k); return 2 * k; }
     """), functions=["twice"])
     assert module.__name__ == "jit_default_mod" and module.twice(21) == 42
+    # with_pytorch_error_handling=True (default): an SDK error leaves a bound function as its Python type.
+    with pytest.raises(IndexError, match="twice: k must be >= 0, got -1"):
+        module.twice(-1)
     assert scale("jit_default_ns", [1.0, 2.0]) == [2.0, 4.0]  # its SDK_LIBRARY blocks ran on import
     # The same inputs again: the same module object, nothing rebuilt.
     assert cpp_extension.load_inline("jit_default_mod", kernel_source("jit_default_ns", 2) + textwrap.dedent("""
-        int64_t twice(int64_t k) { return 2 * k; }
+        int64_t twice(int64_t k) { SDK_CHECK_INDEX(k >= 0, "twice: k must be >= 0, got ", k); return 2 * k; }
     """), functions=["twice"]) is module
 
     # A library without a Python module, loaded with the default: ImportError saying what to do, and
