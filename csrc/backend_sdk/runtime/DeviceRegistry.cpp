@@ -141,11 +141,16 @@ uint64_t map_dtype_bits(uint64_t device_bits, uint32_t major) {
   static_assert(static_cast<int>(ScalarType::Bool) == 0 && static_cast<int>(ScalarType::Float64) == 9 &&
                     kNumScalarTypes == 10,
                 "a new ScalarType needs its SDK_DTYPE_* number here and in DeviceApi.h");
-  uint64_t out = 0;
-  for (int st = 0; st < kNumScalarTypes; ++st) {
-    int bit = major == detail::kDeviceApiV1Major ? detail::kDeviceApiV1DtypeBits[st] : kV2Numbers[st];
-    if ((device_bits >> bit) & 1u) out |= uint64_t(1) << st;
+  if (major == detail::kDeviceApiV1Major) {
+    // v1 bit i: the dtype detail::kDeviceApiV1DtypeBits[i]; rewritten as SDK_DTYPE_* bits first.
+    uint64_t v2_bits = device_bits == ~uint64_t(0) ? ~uint64_t(0) : 0;
+    for (size_t i = 0; i < sizeof(detail::kDeviceApiV1DtypeBits) / sizeof(int); ++i)
+      if ((device_bits >> i) & 1u) v2_bits |= uint64_t(1) << detail::kDeviceApiV1DtypeBits[i];
+    device_bits = v2_bits;
   }
+  uint64_t out = 0;
+  for (int st = 0; st < kNumScalarTypes; ++st)
+    if ((device_bits >> kV2Numbers[st]) & 1u) out |= uint64_t(1) << st;
   return out;
 }
 
@@ -188,6 +193,10 @@ std::vector<AttachedExtension> validate_extension_chain(const sdk_device_extensi
   }
   return out;
 }
+
+// A slot that appeared in `slot_minor` exists in a struct of `minor` (a function: no
+// "always true" warning for the slots of minor 0).
+bool slot_known_in(uint32_t slot_minor, uint32_t minor) { return slot_minor <= minor; }
 
 std::string version_string(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
@@ -237,7 +246,7 @@ void attach_device(DeviceType type, const sdk_device_api* api, void* context, co
     // Slots of minors the device knows are read; later ones (and any slot a
     // newer minor appended beyond ours) are not touched.
 #define SDK_SLOT_COPY_(name, ret, params, presence, slot_minor) \
-  if (static_cast<uint32_t>(slot_minor) <= minor) table.name = api->name;
+  if (slot_known_in(slot_minor, minor)) table.name = api->name;
     SDK_DEVICE_API_SLOTS(SDK_SLOT_COPY_)
 #undef SDK_SLOT_COPY_
     extensions = validate_extension_chain(api->extension_start, source);
