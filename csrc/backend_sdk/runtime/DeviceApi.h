@@ -36,9 +36,10 @@
  * (backend_sdk._C._runtime._device_api_slots(), utils/python_device.py), the
  * simulator's table (device_sim/csrc/SimApi.cpp) and the tests that call the
  * raw slots. To add a slot: append an X(...) line with the next minor, mark it
- * SDK_SLOT_OPTIONAL, document its default here, implement the default in
- * DeviceRegistry.cpp (kSlotDefaults), bump SDK_DEVICE_API_MINOR and
- * SDK_DEVICE_API_LAST_SLOT.
+ * SDK_SLOT_OPTIONAL, document its default here, implement it as
+ * default_<slot> in DeviceRegistry.cpp, bump SDK_DEVICE_API_MINOR, add the
+ * minor's SDK_DEVICE_API_LAST_SLOT_2_<m> and SDK_DEVICE_API_SIZE_2_<m> and
+ * point SDK_DEVICE_API_LAST_SLOT at it (DeviceApiLayout.cpp checks them all).
  *
  * The header is plain C (C99 and C++), with no SDK types, so a device may be
  * written in any language that can export a C function. Nothing crosses it but
