@@ -527,10 +527,10 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
 _autograd_libs: dict[str, Library] = {}
 
 
-def opcheck(op: Any, args: tuple, kwargs: dict | None = None, *, test_utils: Any = None,
-            raise_exception: bool = True) -> dict[str, str]:
+def opcheck(op: Any, args: tuple | list, kwargs: dict | None = None, *, test_utils: Any = None,
+            raise_exception: bool = True, atol: float | None = None, rtol: float | None = None) -> dict[str, Any]:
     """Checks a custom operator's registrations, as ``torch.library.opcheck``; see backend_sdk.testing.opcheck."""
     from .testing._opcheck import DEFAULT_TEST_UTILS, opcheck as _opcheck
 
     return _opcheck(op, args, kwargs, test_utils=DEFAULT_TEST_UTILS if test_utils is None else test_utils,
-                    raise_exception=raise_exception)
+                    raise_exception=raise_exception, atol=atol, rtol=rtol)

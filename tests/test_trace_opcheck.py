@@ -97,7 +97,7 @@ def test_opcheck_good_ops(ns: str) -> None:
 
     for x in (arr(3, 4), backend_sdk.empty(0, 4)):
         assert opcheck(scale, (x, 2.5)) == {k: "SUCCESS" for k in
-                                              ("test_schema", "test_autograd_registration", "test_faketensor", "test_trace")}
+                                              ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")}
     assert opcheck(backend_sdk.ops.aten.add.Tensor, (arr(2, 3), arr(2, 3))) ["test_faketensor"] == "SUCCESS"
     assert opcheck(backend_sdk.ops.aten.add_.Tensor, (arr(2, 3), arr(2, 3)))["test_schema"] == "SUCCESS"
     assert opcheck(backend_sdk.ops.aten.t.default, (arr(2, 3),))["test_schema"] == "SUCCESS"
@@ -214,7 +214,7 @@ def test_faketensor_catches_a_fake_kernel_returning_its_input(ns: str) -> None:
     backend_sdk.library.register_fake(f"{ns}::op", lambda x: x, lib=lib)
     result = opcheck(getattr(backend_sdk.ops, ns).op.default, (arr(3),), raise_exception=False)
     assert "aliasing mismatch: the real output aliases inputs [], the fake output inputs [0]" in str(result["test_faketensor"])
-    assert result["test_trace"] == "SUCCESS"  # the traced graph re-runs the real kernel
+    assert result["test_aot_dispatch_dynamic"] == "SUCCESS"  # the traced graph re-runs the real kernel
     lib._destroy()
 
 
@@ -240,4 +240,4 @@ def test_autograd_registration_catches_missing_formula(ns: str) -> None:
         opcheck(noformula, (x,), test_utils="test_autograd_registration")
     noformula.register_autograd(lambda ctx, g: g * 2)
     assert opcheck(noformula, (x,)) == {k: "SUCCESS" for k in
-                                       ("test_schema", "test_autograd_registration", "test_faketensor", "test_trace")}
+                                       ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")}
