@@ -223,8 +223,11 @@ def test_opcheck_bad_arguments(ns: str) -> None:
         opcheck(backend_sdk.ops.aten.add, (arr(2), arr(2)))
     with pytest.raises(ValueError, match="unknown test_utils entry 'test_nope'"):
         opcheck(backend_sdk.ops.aten.add.Tensor, (arr(2), arr(2)), test_utils="test_nope")
-    with pytest.raises(TypeError, match="args must be a tuple"):
-        opcheck(backend_sdk.ops.aten.add.Tensor, [arr(2), arr(2)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="args must be a tuple or a list"):
+        opcheck(backend_sdk.ops.aten.add.Tensor, arr(2))  # type: ignore[arg-type]
+    # a list is accepted, as PyTorch's opcheck does
+    assert opcheck(backend_sdk.ops.aten.add.Tensor, [arr(2), arr(2)], test_utils="test_schema") == {
+        "test_schema": "SUCCESS"}
 
 
 @pytest.mark.skipif(not HAS_AUTOGRAD, reason="needs the autograd layer")
