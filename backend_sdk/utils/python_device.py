@@ -852,7 +852,7 @@ def meta_twin(value: Any) -> Any:
 
 def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
     """Every tensor argument on one device (0-d CPU tensors are scalars), with PyTorch's message."""
-    from .. import Tensor
+    from .. import Tensor, _C
 
     first = None
     for t in list(args) + list(kwargs.values()):
@@ -861,7 +861,7 @@ def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
         if first is None:
             first = t.device
         elif t.device != first:
-            raise ValueError(f"Expected all tensors to be on the same device, but found at least two devices, "
+            raise _C.ValueRuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                              f"{first} and {t.device}! (when checking arguments for {overload.__name__})")
 
 
