@@ -94,6 +94,9 @@ class _TorchGlobal:
     def __init__(self, module: str, name: str) -> None:
         self.module, self.name = module, name
 
+    def __call__(self, *args: Any) -> Any:  # pickle requires a callable reduce function
+        raise RuntimeError(f"{self.module}.{self.name} is a name written into checkpoints, not a function")
+
 
 class _StorageType:
     """What ``torch.FloatStorage`` & co. load as: the storage's dtype."""
@@ -265,6 +268,11 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined,misc]
 
     dispatch[_TorchGlobal] = _save_torch_global
 
+    def _save_dtype(self, obj: _C.dtype) -> None:
+        self._save_torch_global(_TorchGlobal("torch", _dtype_name(obj)))
+
+    dispatch[_C.dtype] = _save_dtype
+
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _StorageRef):
             return ("storage", _TorchGlobal("torch", _DTYPE_STORAGE[obj.dtype_name]), obj.key, obj.location,
@@ -282,8 +290,6 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined,misc]
             return (_TorchGlobal("torch._utils", "_rebuild_tensor_v2"),
                     (ref, obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()), obj.requires_grad,
                      collections.OrderedDict()))
-        if isinstance(obj, _C.dtype):
-            return _TorchGlobal("torch", _dtype_name(obj))
         if isinstance(obj, _C.device):
             return (_TorchGlobal("torch", "device"), (str(obj),))
         from ._size import Size
