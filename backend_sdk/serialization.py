@@ -429,6 +429,13 @@ class _Unpickler(pickle.Unpickler):
         return self._persistent(pid)
 
     def find_class(self, module: str, name: str) -> Any:
+        # Protocol-2 pickles name Python 2's modules (__builtin__.set): map them as pickle's fix_imports does.
+        import _compat_pickle
+
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full_path = f"{module}.{name}"
         if full_path in self._torch:
             return self._torch[full_path]

@@ -202,7 +202,12 @@ def _worker_loop(dataset: Any, index_queue: Any, data_queue: Any, auto_collation
 
 class _SingleProcessIter:
     def __init__(self, loader: "DataLoader") -> None:
+        from ..._factories import empty
+
         self._loader = loader
+        # Drawn (and unused) as in the multi-process iterator, so that both consume the generator alike
+        # and a shuffled order does not depend on num_workers.
+        self._base_seed = int(empty((), dtype=_C.int64).random_(generator=loader.generator).item())
         self._sampler_iter = iter(loader._index_sampler) if not loader._is_iterable else None
         self._dataset_iter = iter(loader.dataset) if loader._is_iterable else None
 
@@ -320,11 +325,10 @@ class _MultiProcessIter:
     def __next__(self) -> Any:
         while True:
             while self._rcvd_idx < self._send_idx:
-                info = self._task_info[self._rcvd_idx]
-                worker = info[0]
-                if len(info) == 2 or self._active[worker]:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None and (len(info) == 2 or self._active[info[0]]):
                     break
-                del self._task_info[self._rcvd_idx]  # a task of an exhausted worker: skip it
+                self._task_info.pop(self._rcvd_idx, None)  # a task of an exhausted worker: skip it
                 self._rcvd_idx += 1
             else:
                 if not self._shutdown:
@@ -335,6 +339,8 @@ class _MultiProcessIter:
                 self._rcvd_idx += 1
                 return self._process(data)
             idx, data = self._get_data()
+            if idx not in self._task_info:  # a late answer for a task skipped after its worker was exhausted
+                continue
             if isinstance(data, _IterableDatasetStopIteration):
                 self._active[data.worker_id] = False
                 self._task_info.pop(idx, None)
