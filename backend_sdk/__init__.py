@@ -41,6 +41,10 @@ from ._tensor import Tensor, UntypedStorage
 from . import library, utils
 from ._library.tracing import GraphModule, trace
 from . import nn, random
+from . import optim
+from .utils import data as _data  # noqa: F401  (backend_sdk.utils.data)
+from . import serialization
+from .serialization import load, save
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._norm import norm

@@ -1,4 +1,12 @@
-"""``backend_sdk.nn``: neural-network helpers (for now ``functional``), like ``torch.nn``."""
-from . import functional
+"""``backend_sdk.nn``: modules, parameters, initialisers and functional forms, as ``torch.nn``.
 
-__all__ = ["functional"]
+What exists is what today's operators express (linear layers, activations, dropout,
+the losses); layers that need operators the SDK does not have yet (convolution,
+pooling, normalisation, embedding, attention) are absent rather than faked.
+"""
+from .parameter import Buffer, Parameter
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from . import functional, init, utils
+
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + list(_modules_all)

@@ -86,7 +86,7 @@ def _add_attribute(cls: type, name: str, value: object, backend_name: str) -> No
     _generated_attributes.add((cls, name))
 
 
-def _generate_methods(which: int, for_tensor: bool, for_storage: bool) -> None:
+def _generate_methods(which: int, for_tensor: bool, for_storage: bool, for_module: bool = True) -> None:
     from .._tensor import Tensor, UntypedStorage
 
     name = _C._get_privateuse_backend_name(which)
@@ -107,6 +107,15 @@ def _generate_methods(which: int, for_tensor: bool, for_storage: bool) -> None:
     if for_tensor:
         _add_attribute(Tensor, f"is_{name}", property(is_on_backend), name)
         _add_attribute(Tensor, name, to_backend, name)
+    if for_module:
+        from ..nn import Module
+
+        def module_to_backend(self: Module, device: int | str | None = None) -> Module:
+            return self._apply(lambda t: getattr(t, name)(device))
+
+        module_to_backend.__doc__ = (f"Moves every parameter and buffer to {name} (the current {name} device unless "
+                                     "``device`` is given); see Note [Module conversions replace parameters].")
+        _add_attribute(Module, name, module_to_backend, name)
     if for_storage:
         def storage_is_on_backend(self: UntypedStorage) -> bool:
             return self.device.type == name
@@ -117,24 +126,26 @@ def _generate_methods(which: int, for_tensor: bool, for_storage: bool) -> None:
 def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
                                              for_packed_sequence: bool = True, for_storage: bool = True,
                                              unsupported_dtype: list | None = None) -> None:
-    """Adds ``Tensor.is_<name>``, ``Tensor.<name>(device=None, non_blocking=False)`` and
-    ``UntypedStorage.is_<name>`` for the renamed PrivateUse1 backend, as PyTorch does.
+    """Adds ``Tensor.is_<name>``, ``Tensor.<name>(device=None, non_blocking=False)``,
+    ``nn.Module.<name>(device=None)`` and ``UntypedStorage.is_<name>`` for the renamed PrivateUse1
+    backend, as PyTorch does.
 
     Each attribute is registered once; a second call is a RuntimeError.
-    ``for_module`` and ``for_packed_sequence`` are accepted for PyTorch
-    compatibility (the SDK has no nn.Module or PackedSequence).
+    ``for_packed_sequence`` is accepted for PyTorch compatibility (the SDK has no PackedSequence).
     """
-    _generate_methods(1, for_tensor, for_storage)
+    _generate_methods(1, for_tensor, for_storage, for_module)
 
 
-def generate_methods_for_privateuse2_backend(for_tensor: bool = True, for_storage: bool = True) -> None:
+def generate_methods_for_privateuse2_backend(for_tensor: bool = True, for_storage: bool = True,
+                                             for_module: bool = True) -> None:
     """As generate_methods_for_privateuse1_backend, for PrivateUse2."""
-    _generate_methods(2, for_tensor, for_storage)
+    _generate_methods(2, for_tensor, for_storage, for_module)
 
 
-def generate_methods_for_privateuse3_backend(for_tensor: bool = True, for_storage: bool = True) -> None:
+def generate_methods_for_privateuse3_backend(for_tensor: bool = True, for_storage: bool = True,
+                                             for_module: bool = True) -> None:
     """As generate_methods_for_privateuse1_backend, for PrivateUse3."""
-    _generate_methods(3, for_tensor, for_storage)
+    _generate_methods(3, for_tensor, for_storage, for_module)
 
 
 def generate_device_module(backend_name: str) -> "types.ModuleType":
