@@ -62,6 +62,10 @@ half, bfloat16_ = float16, bfloat16
 float, double, long, int, short = float32, float64, int64, int32, int16  # noqa: A001 (torch's names)
 
 
+class _UnknownBackendError(RuntimeError, ValueError):
+    """_register_device_module of a name no PrivateUse backend carries (PyTorch: RuntimeError)."""
+
+
 def _register_device_module(device_type: str, module: object) -> None:
     """Makes ``module`` available as ``backend_sdk.<device_type>`` (as torch._register_device_module).
 
@@ -72,9 +76,9 @@ def _register_device_module(device_type: str, module: object) -> None:
 
     try:
         utils._privateuse_of(device_type)
-    except ValueError:  # PyTorch's RuntimeError of an unknown device type
-        raise RuntimeError(f"Expected one of {_C._valid_device_types()} device type at start of device string: "
-                           f"{device_type} (a module is registered for a renamed PrivateUse backend)") from None
+    except ValueError as e:  # PyTorch raises RuntimeError for an unknown device type: this is both
+        raise _UnknownBackendError(f"{e}. Expected one of {_C._valid_device_types()} device type at start of "
+                                   f"device string: {device_type}") from None
     existing = globals().get(device_type)
     if existing is not None and existing is not module:
         raise RuntimeError(f"The runtime module of '{device_type}' has already been registered with '{existing}'")
