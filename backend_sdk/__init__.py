@@ -3,10 +3,6 @@
 Tensors, the dispatcher and the operator library live in the C++ core
 (``backend_sdk._C``); this package is their Python face.
 """
-from __future__ import annotations
-
-from typing import Any
-
 from . import _C
 
 
@@ -48,6 +44,9 @@ from .serialization import load, save
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._norm import norm
+from ._functions import get_default_dtype, nonzero, promote_types, set_default_dtype, where
+from ._streams import Event, Stream
+from . import accelerator
 from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
 __version__ = "0.1.0"
@@ -67,6 +66,10 @@ half, bfloat16_ = float16, bfloat16
 float, double, long, int, short = float32, float64, int64, int32, int16  # noqa: A001 (torch's names)
 
 
+class _UnknownBackendError(RuntimeError, ValueError):
+    """_register_device_module of a name no PrivateUse backend carries (PyTorch: RuntimeError)."""
+
+
 def _register_device_module(device_type: str, module: object) -> None:
     """Makes ``module`` available as ``backend_sdk.<device_type>`` (as torch._register_device_module).
 
@@ -75,7 +78,11 @@ def _register_device_module(device_type: str, module: object) -> None:
     """
     import sys
 
-    utils._privateuse_of(device_type)
+    try:
+        utils._privateuse_of(device_type)
+    except ValueError as e:  # PyTorch raises RuntimeError for an unknown device type: this is both
+        raise _UnknownBackendError(f"{e}. Expected one of {_C._valid_device_types()} device type at start of "
+                                   f"device string: {device_type}") from None
     existing = globals().get(device_type)
     if existing is not None and existing is not module:
         raise RuntimeError(f"The runtime module of '{device_type}' has already been registered with '{existing}'")
@@ -83,52 +90,14 @@ def _register_device_module(device_type: str, module: object) -> None:
     sys.modules[f"backend_sdk.{device_type}"] = module  # type: ignore[assignment]
 
 
-def get_default_dtype() -> dtype:
-    """The dtype of Python floats and float factories (float32 unless changed)."""
-    return _C._get_default_dtype()
-
-
-def set_default_dtype(d: dtype) -> None:
-    """Sets the default floating-point dtype."""
-    _C._set_default_dtype(d)
-
-
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both a and b convert to without losing their kind (PyTorch's table)."""
-    return _C._promote_types(a, b)
-
-
-def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
-    """Indices of the non-zero elements of input: a [n, ndim] int64 tensor (``aten::nonzero``), or
-    with as_tuple=True one 1-D tensor per dimension (``aten::nonzero_numpy``; a 0-d input counts as 1-D)."""
-    if as_tuple:
-        if out is not None:
-            raise TypeError("nonzero(): as_tuple=True does not take out=")
-        return tuple(ops.aten.nonzero_numpy.default(input))
-    if out is not None:
-        return ops.aten.nonzero.out(input, out=out)
-    return ops.aten.nonzero.default(input)
-
-
-def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Tensor | None = None) -> Any:
-    """``where(condition, input, other)`` picks elements (``aten::where.self`` & co.);
-    ``where(condition)`` is ``nonzero(condition, as_tuple=True)`` (``aten::where``)."""
-    if input is None and other is None:
-        if out is not None:
-            raise TypeError("where(): where(condition) does not take out=")
-        return tuple(ops.aten.where.default(condition))
-    if out is not None:
-        return ops.aten.where(condition, input, other, out=out)
-    return ops.aten.where(condition, input, other)
-
-
-def _install_operator_functions() -> None:
+def _install_operator_functions() -> list[str]:
     """Exposes aten operators as Tensor methods (first argument `self`) and module functions.
 
     Like torch, the module functions may share a builtin's name (backend_sdk.sum,
     backend_sdk.max); names this module already defines are kept.
     """
     namespace = globals()
+    installed: list[str] = []
     seen: set[str] = set()
     for qualified in _C._registered_operators():
         ns, rest = qualified.split("::", 1)
@@ -146,10 +115,30 @@ def _install_operator_functions() -> None:
             setattr(Tensor, name, packet)
         if not name.endswith("_") and name not in namespace:
             namespace[name] = packet
+            installed.append(name)
+    return installed
 
 
 Tensor.norm = norm  # torch.norm's signature (p='fro', dim as int or list)
-_install_operator_functions()
+__all__ = [
+    # dtypes and their PyTorch aliases
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+    "half", "float", "double", "long", "int", "short",
+    # core types and errors
+    "device", "Size", "Tensor", "UntypedStorage", "Generator", "DispatchKeySet", "Stream", "Event",
+    "AcceleratorError", "OutOfMemoryError", "TypeRuntimeError", "ValueRuntimeError", "Tag",
+    # factories
+    "arange", "empty", "empty_like", "empty_strided", "from_dlpack", "from_numpy", "frombuffer", "full",
+    "full_like", "ones", "ones_like", "tensor", "zeros", "zeros_like",
+    # functions and modes
+    "save", "load", "get_default_dtype", "set_default_dtype", "promote_types", "nonzero", "where", "norm", "trace",
+    "GraphModule", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state",
+    # submodules
+    "accelerator", "autograd", "library", "nn", "ops", "optim", "random", "serialization", "testing", "types", "utils",
+    "cmake_prefix_path",
+]
+__all__ += sorted(set(_install_operator_functions()) - set(__all__))
 
 # Operator tags (Note [Operator tags], backend_sdk/_tags.py), torch.types' aliases, and backend_sdk.testing
 # as an attribute of the package after `import backend_sdk`, as torch.testing is.

@@ -42,6 +42,9 @@ class _Ops(types.ModuleType):
     def __init__(self) -> None:
         super().__init__("backend_sdk.ops")
         self._namespaces: dict[str, OpNamespace] = {}
+        #: Paths of the libraries loaded by :meth:`load_library` (``torch.ops.loaded_libraries``).
+        self.loaded_libraries: set[str] = set()
+        self._handles: list[Any] = []
 
     def __getattr__(self, name: str) -> OpNamespace:
         if name.startswith("__"):
@@ -56,6 +59,40 @@ class _Ops(types.ModuleType):
         """``delattr(ops, ns)`` forgets the namespace object; the next lookup builds a fresh one."""
         self._namespaces.pop(name, None)
         super().__delattr__(name)
+
+
+    def load_library(self, path: str) -> None:
+        """Loads a shared library of kernels and operators (``torch.ops.load_library``).
+
+        Its ``SDK_LIBRARY*`` blocks run as it is loaded; if any of them fails
+        (a duplicate kernel, a bad schema), the blocks it registered are undone
+        and RuntimeError lists every failure. OSError if the library cannot be
+        loaded. Loading a path again does nothing. Loaded paths are in
+        ``ops.loaded_libraries``.
+        """
+        import ctypes
+        import os
+
+        path = os.path.realpath(os.fspath(path))
+        if path in self.loaded_libraries:
+            return
+        _C._take_static_registration_errors()  # only this library's errors below
+        _C._begin_static_library_group()
+        try:
+            handle = ctypes.CDLL(path)
+        except OSError:
+            _C._reset_static_library_group(_C._end_static_library_group())
+            raise
+        group = _C._end_static_library_group()
+        errors = _C._take_static_registration_errors()
+        if errors:
+            # The library stays mapped (its code may be referenced); its registrations are undone
+            # (Note [Extension library groups]).
+            _C._reset_static_library_group(group)
+            raise RuntimeError(f"ops.load_library: registering the operators of {path} failed:\n"
+                               + "\n".join(errors))
+        self._handles.append(handle)
+        self.loaded_libraries.add(path)
 
 
 ops = _Ops()

@@ -77,7 +77,7 @@ def test_elapsed_time_needs_timing_and_records():
     s = rt.Stream(f"{B}:0")
     never = rt.Event(enable_timing=True)
     timed = rt.record_event(s, rt.Event(enable_timing=True))
-    with pytest.raises(ValueError, match="both events must be recorded"):
+    with pytest.raises(ValueError, match="Both events must be recorded"):
         never.elapsed_time(timed)
     with pytest.raises(ValueError, match="enable_timing=True"):
         rt.record_event(s).elapsed_time(timed)

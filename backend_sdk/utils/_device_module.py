@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional, Union
 
-from backend_sdk import _C, _runtime
+from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 
 _BACKEND: str = "privateuseone"  # replaced by the generator before the functions run
@@ -24,10 +25,13 @@ _DeviceArg = Union[int, str, "_C.device", None]
 __all__ = [
     "is_available", "device_count", "current_device", "set_device", "device", "get_device_name",
     "get_device_properties", "get_device_capability", "synchronize", "init", "is_initialized",
-    "Stream", "Event", "current_stream", "default_stream", "set_stream", "stream",
+    "Stream", "Event", "current_stream", "default_stream", "set_stream", "stream", "StreamContext", "device_of",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
     "memory_summary", "memory_snapshot", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
     "empty_cache", "mem_get_info", "set_per_process_memory_fraction", "OutOfMemoryError",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
+    "get_allocator_backend", "caching_allocator_alloc", "caching_allocator_delete", "is_bf16_supported",
+    "set_sync_debug_mode", "get_sync_debug_mode", "memory",
     "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
     "get_rng_state_all", "set_rng_state_all", "get_amp_supported_dtype",
 ]
@@ -83,10 +87,12 @@ def set_device(device: _DeviceArg) -> None:
 
 
 class device:
-    """Context manager that makes a device current and restores the previous one on exit (even on error)."""
+    """Context manager that makes a device current and restores the previous one on exit (even on error);
+    ``None`` or a negative index changes nothing."""
 
     def __init__(self, device: _DeviceArg) -> None:
-        self.idx = -1 if device is None else _index(device)
+        negative = isinstance(device, int) and not isinstance(device, bool) and device < 0
+        self.idx = -1 if device is None or negative else _index(device)
         self.prev_idx = -1
 
     def __enter__(self) -> "device":
@@ -98,6 +104,7 @@ class device:
     def __exit__(self, *exc: Any) -> None:
         if self.idx >= 0:
             set_device(self.prev_idx)
+        return None
 
 
 class _DeviceProperties:
@@ -142,6 +149,9 @@ def synchronize(device: _DeviceArg = None) -> None:
 def init() -> None:
     """Initialises the backend (idempotent); raises if no device is attached."""
     global _initialized
+    if _runtime.is_in_bad_fork():  # Note [Fork safety]: the parent's device state is not the child's
+        raise RuntimeError(f"Cannot re-initialize {_BACKEND} in forked subprocess. To use {_BACKEND} with "
+                           "multiprocessing, you must use the 'spawn' start method")
     if not _runtime.has_device(_BACKEND):
         raise RuntimeError(f"{_BACKEND}: no device implementation is attached to the backend")
     _runtime.device_count(_BACKEND)
@@ -150,70 +160,95 @@ def init() -> None:
 
 def is_initialized() -> bool:
     """True once init() ran or a device was used through this module."""
+    if _runtime.is_in_bad_fork():
+        return False
     return _initialized or _runtime.has_device(_BACKEND)
 
 
 # ---- streams and events ----
 
-class Stream(_runtime.Stream):
-    """An in-order queue of device work: ``Stream(device=None, priority=0)``.
+class Stream(_streams.Stream):
+    """An in-order queue of device work: ``Stream(device=None, priority=0)`` (a ``backend_sdk.Stream``).
 
     Lower priority numbers run first. Streams come from per-device pools.
     """
 
-    def __init__(self, device: _DeviceArg = None, priority: int = 0) -> None:
-        super().__init__(_name(device), priority)
-
-    def wait_stream(self, stream: "_runtime.Stream") -> None:
-        """Work queued on this stream from now on waits for the work queued on ``stream`` so far."""
-        _runtime.wait_stream(self, stream)
-
-    def record_event(self, event: Optional["Event"] = None) -> "Event":
-        """Records ``event`` (a new one if None) on this stream and returns it."""
-        event = Event() if event is None else event
-        event.record(self)
-        return event
+    def __init__(self, device: _DeviceArg = None, priority: int = 0, **kwargs: Any) -> None:
+        if kwargs:  # Stream(stream_id=, device_index=, device_type=): an existing stream
+            super().__init__(**kwargs)
+            if self.device.type != _BACKEND:
+                raise ValueError(f"{_BACKEND}.Stream: {self.device} is not a {_BACKEND} device")
+            return
+        super().__init__(_name(device), priority=priority)
 
 
-class Event(_runtime.Event):
-    """A marker in a stream: ``Event(enable_timing=False, blocking=False)``; record, wait, query, elapsed_time (ms)."""
+class Event(_streams.Event):
+    """A marker in a stream: ``Event(enable_timing=False, blocking=False, interprocess=False, *, device=None)``
+    (a ``backend_sdk.Event`` of this backend); record, wait, query, synchronize, elapsed_time (ms)."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False) -> None:
-        super().__init__(enable_timing, blocking)
-
-    def record(self, stream: Optional["_runtime.Stream"] = None) -> None:
-        """Captures the work queued so far on ``stream`` (the current stream if None)."""
-        super().record(current_stream() if stream is None else stream)
-
-    def wait(self, stream: Optional["_runtime.Stream"] = None) -> None:
-        """Makes ``stream`` (the current stream if None) wait for this event."""
-        (current_stream() if stream is None else stream).wait_event(self)
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, *,
+                 device: _DeviceArg = None) -> None:
+        super().__init__(_name(device) if device is not None else _BACKEND, enable_timing=enable_timing,
+                         blocking=blocking, interprocess=interprocess)
 
 
-def current_stream(device: _DeviceArg = None) -> _runtime.Stream:
+def current_stream(device: _DeviceArg = None) -> Stream:
     """This thread's current stream of ``device``."""
-    return _runtime.current_stream(_name(device))
+    return Stream._wrap(_runtime.current_stream(_name(device)))
 
 
-def default_stream(device: _DeviceArg = None) -> _runtime.Stream:
+def default_stream(device: _DeviceArg = None) -> Stream:
     """The default stream of ``device``."""
-    return _runtime.default_stream(_name(device))
+    return Stream._wrap(_runtime.default_stream(_name(device)))
 
 
-def set_stream(stream: _runtime.Stream) -> None:
-    """Makes ``stream`` current on its device (for this thread)."""
+def _check_stream(stream: Any, what: str) -> None:
+    if not isinstance(stream, _C._runtime.Stream):
+        raise TypeError(f"{_BACKEND}.{what}: expected a Stream, got {type(stream).__name__}")
     if stream.device.type != _BACKEND:
-        raise ValueError(f"{_BACKEND}.set_stream: {stream} is not a stream of the {_BACKEND} backend")
-    _runtime.set_stream(stream)
+        raise ValueError(f"{_BACKEND}.{what}: {stream} is not a stream of the {_BACKEND} backend")
 
 
-@contextlib.contextmanager
-def stream(stream: Optional[_runtime.Stream]) -> Iterator[Optional[_runtime.Stream]]:
-    """Makes ``stream`` (and its device) current inside the block; restores both on exit, even on error."""
-    if stream is not None and stream.device.type != _BACKEND:
-        raise ValueError(f"{_BACKEND}.stream: {stream} is not a stream of the {_BACKEND} backend")
-    with _runtime.stream(stream) as s:
-        yield s
+def set_stream(stream: Optional[_C._runtime.Stream]) -> None:
+    """Makes ``stream`` current on its device and its device current (for this thread); None does nothing."""
+    if stream is None:
+        return
+    _check_stream(stream, "set_stream")
+    _set_stream(stream)
+
+
+class StreamContext:
+    """Makes a stream (and its device) current inside the block and restores both on exit, even on error;
+    ``StreamContext(None)`` does nothing (``torch.cuda.StreamContext``)."""
+
+    def __init__(self, stream: Optional[_C._runtime.Stream]) -> None:
+        if stream is not None:
+            _check_stream(stream, "StreamContext")
+        self.stream = stream
+        self._saved: list[Any] = []
+
+    def __enter__(self) -> Optional[_C._runtime.Stream]:
+        if self.stream is not None:
+            self._saved.append(_enter_stream(self.stream))
+        return self.stream
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.stream is not None:
+            _exit_stream(self._saved.pop())
+
+
+def stream(stream: Optional[_C._runtime.Stream]) -> StreamContext:
+    """``with stream(s):`` makes ``s`` (and its device) current inside the block (a :class:`StreamContext`)."""
+    return StreamContext(stream)
+
+
+class device_of(device):
+    """Makes the device of a tensor current inside the block; a tensor of another backend (CPU) changes
+    nothing (``torch.cuda.device_of``)."""
+
+    def __init__(self, obj: Any) -> None:
+        d = obj.device
+        super().__init__(d.index if d.type == _BACKEND else -1)
 
 
 # ---- memory ----
@@ -281,6 +316,118 @@ def set_per_process_memory_fraction(fraction: float, device: _DeviceArg = None) 
     _runtime.set_per_process_memory_fraction(float(fraction), _name(device))
 
 
+def reset_max_memory_allocated(device: _DeviceArg = None) -> None:
+    """(Deprecated) Resets every peak statistic of ``device``, as :func:`reset_peak_memory_stats`."""
+    import warnings
+
+    warnings.warn(f"{_BACKEND}.reset_max_memory_allocated now calls {_BACKEND}.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device: _DeviceArg = None) -> None:
+    """(Deprecated) Resets every peak statistic of ``device``, as :func:`reset_peak_memory_stats`."""
+    import warnings
+
+    warnings.warn(f"{_BACKEND}.reset_max_memory_cached now calls {_BACKEND}.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def memory_cached(device: _DeviceArg = None) -> int:
+    """(Deprecated) :func:`memory_reserved`."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: _DeviceArg = None) -> int:
+    """(Deprecated) :func:`max_memory_reserved`."""
+    return max_memory_reserved(device)
+
+
+def get_allocator_backend() -> str:
+    """The caching allocator in use: ``"native"`` (the SDK's, Note [Caching allocator])."""
+    return "native"
+
+
+#: Buffers handed out by caching_allocator_alloc, by address, until caching_allocator_delete.
+_raw_allocations: dict[int, Any] = {}
+
+
+def caching_allocator_alloc(size: int, device: _DeviceArg = None, stream: Optional[_C._runtime.Stream] = None) -> int:
+    """Allocates ``size`` bytes from the caching allocator on ``device`` for use on ``stream`` (the current
+    stream if None) and returns the address; free it with :func:`caching_allocator_delete`."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"{_BACKEND}.caching_allocator_alloc: size must be an int, got {type(size).__name__}")
+    if stream is None:
+        stream = current_stream(device)
+    elif stream.device.type != _BACKEND:
+        raise ValueError(f"{_BACKEND}.caching_allocator_alloc: {stream} is not a stream of the {_BACKEND} backend")
+    buffer = _C._runtime.DeviceBuffer(size, stream)
+    _raw_allocations[buffer.ptr] = buffer
+    return buffer.ptr
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Frees memory returned by :func:`caching_allocator_alloc` (ValueError for any other address)."""
+    buffer = _raw_allocations.pop(int(mem_ptr), None)
+    if buffer is None:
+        raise ValueError(f"{_BACKEND}.caching_allocator_delete: {mem_ptr:#x} was not allocated by "
+                         "caching_allocator_alloc (or was already freed)")
+    buffer.free()
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True if the current device supports bfloat16 (its contract reports the dtype)."""
+    if not is_available():
+        return False
+    bits = get_device_properties().supported_dtypes
+    return bool(bits >> _C.bfloat16._id & 1)
+
+
+_SYNC_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode: Union[int, str]) -> None:
+    """Reports every synchronising call (``synchronize``, a copy to the host, ``item()``): ``"default"``/0 does
+    nothing, ``"warn"``/1 warns, ``"error"``/2 raises RuntimeError naming the call (Note [Sync debug mode];
+    process-wide, for every backend)."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _SYNC_DEBUG_MODES:
+            raise RuntimeError('invalid value of debug_mode, expected one of "default", "warn", "error"')
+        debug_mode = _SYNC_DEBUG_MODES[debug_mode]
+    _C._runtime._set_sync_debug_mode(int(debug_mode))
+
+
+def get_sync_debug_mode() -> int:
+    """The mode set by :func:`set_sync_debug_mode` (0 default, 1 warn, 2 error)."""
+    return _C._runtime._get_sync_debug_mode()
+
+
+def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
+    """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
+    ``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
+    record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+    segments = []
+    for seg in _runtime.memory_snapshot(_BACKEND):
+        blocks = [dict(b, frames=[]) for b in seg["blocks"]]
+        segments.append({
+            "device": seg["device"], "address": seg["address"], "total_size": seg["total_size"],
+            "allocated_size": seg["allocated_size"], "active_size": seg["active_size"],
+            "requested_size": sum(b["requested_size"] for b in blocks if b["state"] == "active_allocated"),
+            "stream": seg["stream"], "segment_type": seg["segment_type"], "segment_pool_id": (0, 0),
+            "is_expandable": False, "frames": [], "blocks": blocks,
+        })
+    return {"segments": segments, "device_traces": [[] for _ in range(device_count())]}
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+    """Writes :func:`_snapshot` to ``filename`` as a pickle (what PyTorch's memory visualiser reads)."""
+    import pickle
+
+    with open(filename, "wb") as f:
+        pickle.dump(_snapshot(), f)
+
+
 # ---- random numbers ----
 
 def _generator(device: _DeviceArg = None) -> Any:
@@ -341,3 +488,19 @@ def set_rng_state_all(new_states: list[Any]) -> None:
 def get_amp_supported_dtype() -> list[_C.dtype]:
     """The dtypes autocast may use on this backend."""
     return [_C.float16, _C.bfloat16]
+
+
+class _MemoryModule:
+    """``<backend>.memory``: the memory functions under ``torch.cuda.memory``'s path (with ``_snapshot`` and
+    ``_dump_snapshot``)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+                     "memory_stats", "memory_summary", "memory_snapshot", "reset_peak_memory_stats",
+                     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "empty_cache", "mem_get_info",
+                     "set_per_process_memory_fraction", "caching_allocator_alloc", "caching_allocator_delete",
+                     "get_allocator_backend", "_snapshot", "_dump_snapshot"):
+            setattr(self, name, namespace[name])
+
+
+memory = _MemoryModule(globals())

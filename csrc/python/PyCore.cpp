@@ -179,6 +179,9 @@ void init_core(py::module_& m) {
         return device_type_name(static_cast<DeviceType>(static_cast<int>(DeviceType::PrivateUse1) + which - 1));
       },
       py::arg("which"));
+  m.def(
+      "_get_privateuse1_backend_name", [] { return device_type_name(DeviceType::PrivateUse1); },
+      "The current name of PrivateUse1 (torch._C._get_privateuse1_backend_name): \"privateuseone\" until renamed.");
   m.def("_valid_device_types", &valid_device_type_names);
 
   // ---- dispatch keys ----

@@ -19,6 +19,7 @@
 #include <backend_sdk/ops/DeviceOps.h>
 #include <backend_sdk/ops/Functions.h>
 #include "python/PyCore.h"
+#include "python/PyRuntime.h"
 #include "python/PyTensor.h"
 #include <backend_sdk/runtime/detail/BlockingWait.h>
 #include <backend_sdk/runtime/CachingAllocator.h>
@@ -35,9 +36,6 @@
 namespace py = pybind11;
 
 namespace sdk::python {
-namespace {
-using runtime::Event;
-using runtime::Stream;
 
 DeviceType parse_backend(const std::string& name) {
   DeviceType t;
@@ -56,35 +54,9 @@ Device parse_accel_device(py::handle obj, const char* what) {
 
 PyObject* device_obj(Device d) { return device_object(d); }
 
-// Keeps a Python callable alive until it has run on the device.
-struct PyHostFn {
-  py::object fn;
-};
-// launch_host_func's release: the device dropped the function (device lost):
-// free the callable without calling it.
-void release_py_host_fn(void* p) {
-  auto* h = static_cast<PyHostFn*>(p);
-  if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch it
-  PyGILState_STATE s = PyGILState_Ensure();
-  delete h;
-  PyGILState_Release(s);
-}
-void run_py_host_fn(void* p) {
-  auto* h = static_cast<PyHostFn*>(p);
-  if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch it
-  PyGILState_STATE s = PyGILState_Ensure();
-  {
-    py::object fn = std::move(h->fn);
-    delete h;
-    PyObject* r = PyObject_CallNoArgs(fn.ptr());
-    if (r == nullptr) {
-      PyErr_WriteUnraisable(fn.ptr());  // no caller to raise to: like an exception in a thread
-    } else {
-      Py_DECREF(r);
-    }
-  }
-  PyGILState_Release(s);
-}
+namespace {
+using runtime::Event;
+using runtime::Stream;
 
 // Device memory held by Python (tests, benchmarks, low-level users): one
 // caching-allocator block.
@@ -274,7 +246,11 @@ void reacquire_gil_after_wait(void* token) {
 
 void init_runtime(py::module_& parent) {
   runtime::set_blocking_wait_hooks(&release_gil_for_wait, &reacquire_gil_after_wait);
+  runtime::set_sync_debug_warn_hook([](const char* message) { sdk::warn(message); });
   py::module_ m = parent.def_submodule("_runtime", "The device runtime: devices, streams, events, caching allocator.");
+  m.def("_set_sync_debug_mode", &runtime::set_sync_debug_mode, py::arg("mode"),
+        "Note [Sync debug mode]: 0 default, 1 warn, 2 error on every synchronising call.");
+  m.def("_get_sync_debug_mode", &runtime::sync_debug_mode);
 
   // ---- devices ----
   m.def("attach_device_library", [](const std::string& backend, const std::string& path) {
@@ -446,71 +422,7 @@ void init_runtime(py::module_& parent) {
     return out;
   });
 
-  // ---- streams ----
-  py::class_<Stream>(m, "Stream", "A device stream (an in-order queue of device work).")
-      .def(py::init([](py::handle device, int priority) {
-             return runtime::stream_from_pool(parse_accel_device(device, "Stream"), priority);
-           }),
-           py::arg("device"), py::arg("priority") = 0)
-      .def_static("_from_id", &Stream::from_id)
-      .def_property_readonly("device", [](const Stream& s) { return py::reinterpret_steal<py::object>(device_obj(s.device())); })
-      .def_property_readonly("stream_id", &Stream::id)
-      .def_property_readonly("priority", &Stream::priority)
-      .def_property_readonly("native_handle",
-                             [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.native()); })
-      .def("query", [](const Stream& s) {
-        py::gil_scoped_release nogil;
-        return s.query();
-      })
-      .def("synchronize", [](const Stream& s) {
-        py::gil_scoped_release nogil;
-        s.synchronize();
-      })
-      .def("wait_event", [](const Stream& s, const Event& e) { s.wait(e); })
-      .def("launch_host_func",
-           [](const Stream& s, py::object fn) {
-             SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "launch_host_func: expected a callable");
-             auto* h = new PyHostFn{std::move(fn)};
-             sdk_status st = runtime::device_api(s.device().type)
-                                 .launch_host_func(s.native(), &run_py_host_fn, &release_py_host_fn, h);
-             if (st != SDK_SUCCESS) {
-               delete h;
-               runtime::check_status(s.device().type, st, "launch_host_func");
-             }
-           })
-      .def("__eq__", [](const Stream& a, py::handle b) {
-        return py::isinstance<Stream>(b) && a == b.cast<const Stream&>();
-      })
-      .def("__hash__", [](const Stream& s) { return std::hash<int64_t>()(s.id()); })
-      .def("__repr__", [](const Stream& s) {
-        return detail::str("<backend_sdk.Stream device=", s.device(), " slot=", s.slot(), " priority=", s.priority(),
-                           ">");
-      });
-  m.def("current_stream", [](py::handle device) { return runtime::current_stream(parse_accel_device(device, "current_stream")); });
-  m.def("default_stream", [](py::handle device) { return runtime::default_stream(parse_accel_device(device, "default_stream")); });
-  m.def("set_stream", &runtime::set_current_stream);
-
-  // ---- events ----
-  py::class_<Event>(m, "Event", "A marker in a stream's work, for waiting, querying and timing.")
-      .def(py::init<bool, bool>(), py::arg("enable_timing") = false, py::arg("blocking") = false)
-      .def("record", [](Event& e, const Stream& s) { e.record(s); })
-      .def("query", [](const Event& e) {
-        py::gil_scoped_release nogil;
-        return e.query();
-      })
-      .def("synchronize", [](const Event& e) {
-        py::gil_scoped_release nogil;
-        e.synchronize();
-      })
-      .def("elapsed_time", [](const Event& a, const Event& b) { return a.elapsed_time(b); })
-      .def_property_readonly("enable_timing", &Event::enable_timing)
-      .def_property_readonly("blocking", &Event::blocking)
-      .def_property_readonly("was_recorded", &Event::was_recorded)
-      .def_property_readonly("device", [](const Event& e) -> py::object {
-        if (!e.is_created()) return py::none();
-        return py::reinterpret_steal<py::object>(device_obj(e.device()));
-      })
-      .def_property_readonly("native_handle", [](const Event& e) { return reinterpret_cast<uintptr_t>(e.native()); });
+  init_runtime_streams(m);  // PyStreams.cpp: Stream, Event, current/default stream
 
   // ---- memory ----
   py::class_<DeviceBuffer>(m, "DeviceBuffer", "Device memory from the caching allocator, freed by free() or GC.")

@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import ctypes
 
 import backend_sdk
 from backend_sdk import Tensor
@@ -144,10 +143,8 @@ _cpp_handles: list = []
 def load_cpp_op(path: str) -> object:
     """Loads libmuladd.so (registers samples_cpp::muladd) and adds its autograd formula; returns the op."""
     if not _cpp_handles:
-        _cpp_handles.append(ctypes.CDLL(path))
-        errors = backend_sdk._C._take_static_registration_errors()
-        if errors:
-            raise ImportError("\n".join(errors))
+        backend_sdk.ops.load_library(path)  # RuntimeError listing failed registrations
+        _cpp_handles.append(path)
 
         def setup_context(ctx, inputs, output) -> None:  # noqa: ANN001
             x, y, _ = inputs

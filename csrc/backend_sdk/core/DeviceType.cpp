@@ -69,7 +69,7 @@ void rename_privateuse_backend(DeviceType type, std::string_view name) {
   if (current == name) return;  // renaming twice to the same name is allowed
   SDK_CHECK(current == default_device_type_name(type), "The backend ", default_device_type_name(type),
             " has already been renamed to '", current, "' in this process; it cannot be renamed again to '", name,
-            "'");
+            "' (PyTorch: the backend name has already been set! Current backend: ", current, ")");
   for (const char* reserved : kReservedNames) {
     SDK_CHECK_VALUE(name != reserved, "Cannot rename backend ", default_device_type_name(type), " to '", name,
                     "': that is a built-in device name");

@@ -36,7 +36,8 @@ Device resolve_device(Device d, const char* what) {
 
 void device_synchronize(Device d) {
   d = resolve_device(d, "synchronize");
-  BlockingWait wait;  // Note [Blocking waits release the GIL]
+  const std::string what = "synchronize(" + d.str() + ")";
+  BlockingWait wait(what.c_str());  // Note [Blocking waits release the GIL], Note [Sync debug mode]
   check_status(d.type, device_api(d.type).device_synchronize(d.index), "synchronize(" + d.str() + ")");
 }
 

@@ -72,16 +72,17 @@ bool Event::query() const {
 
 void Event::synchronize() const {
   if (native_ == nullptr) return;
-  BlockingWait wait;  // Note [Blocking waits release the GIL]
+  const std::string what = detail::str("synchronize of an event on ", device_);
+  BlockingWait wait(what.c_str());  // Note [Blocking waits release the GIL], Note [Sync debug mode]
   check_status(device_.type, device_api(device_.type).event_synchronize(native_),
                detail::str("synchronize of an event on ", device_));
 }
 
 float Event::elapsed_time(const Event& end) const {
   SDK_CHECK_VALUE(enable_timing_ && end.enable_timing_,
-                  "elapsed_time: both events must be created with enable_timing=True");
+                  "Both events must be created with argument 'enable_timing=True'.");
   SDK_CHECK_VALUE(was_recorded_ && end.was_recorded_,
-                  "elapsed_time: both events must be recorded before calling elapsed_time");
+                  "Both events must be recorded before calculating elapsed time.");
   SDK_CHECK_VALUE(device_ == end.device_, "elapsed_time: the events were recorded on different devices (", device_,
                   " and ", end.device_, ")");
   float ms = 0;

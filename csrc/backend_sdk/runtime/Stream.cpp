@@ -71,7 +71,8 @@ bool Stream::query() const {
 }
 
 void Stream::synchronize() const {
-  BlockingWait wait;  // Note [Blocking waits release the GIL]
+  const std::string what = detail::str("synchronize of ", *this);
+  BlockingWait wait(what.c_str());  // Note [Blocking waits release the GIL], Note [Sync debug mode]
   check_status(device_.type, device_api(device_.type).stream_synchronize(native()),
                detail::str("synchronize of ", *this));
 }

@@ -14,7 +14,6 @@ This module *is* the device module (``backend_sdk.accel`` is the same API).
 """
 from __future__ import annotations
 
-import ctypes as _ctypes
 import os as _os
 
 import backend_sdk as _sdk
@@ -26,10 +25,8 @@ BACKEND_NAME = "accel"
 if _utils.get_privateuse1_backend_name() != BACKEND_NAME:
     _utils.rename_privateuse1_backend(BACKEND_NAME)
 _runtime.attach_device_library(BACKEND_NAME, _device_sim.library_path())
-_library = _ctypes.CDLL(_os.path.join(_os.path.dirname(__file__), "libaccel_sim.so"))
-_errors = _sdk._C._take_static_registration_errors()
-if _errors:
-    raise ImportError("accel: registering the kernels failed:\n" + "\n".join(_errors))
+# Registers the kernels (RuntimeError listing the SDK_LIBRARY blocks that failed).
+_sdk.ops.load_library(_os.path.join(_os.path.dirname(__file__), "libaccel_sim.so"))
 _utils.generate_methods_for_privateuse1_backend()
 _module = _utils.generate_device_module(BACKEND_NAME)
 

@@ -15,11 +15,12 @@ by ``backend_sdk.utils.write_device_module_stub``.
 from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional, Union
-from backend_sdk import _C, _runtime
+from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
 _DeviceArg = Union[int, str, '_C.device', None]
-__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
+__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
 _initialized = False
 
 def _index(device: _DeviceArg) -> int:
@@ -46,7 +47,8 @@ def set_device(device: _DeviceArg) -> None:
     ...
 
 class device:
-    """Context manager that makes a device current and restores the previous one on exit (even on error)."""
+    """Context manager that makes a device current and restores the previous one on exit (even on error);
+    ``None`` or a negative index changes nothing."""
 
     def __init__(self, device: _DeviceArg) -> None:
         ...
@@ -90,53 +92,60 @@ def is_initialized() -> bool:
     """True once init() ran or a device was used through this module."""
     ...
 
-class Stream(_runtime.Stream):
-    """An in-order queue of device work: ``Stream(device=None, priority=0)``.
+class Stream(_streams.Stream):
+    """An in-order queue of device work: ``Stream(device=None, priority=0)`` (a ``backend_sdk.Stream``).
 
     Lower priority numbers run first. Streams come from per-device pools.
     """
 
-    def __init__(self, device: _DeviceArg=None, priority: int=0) -> None:
+    def __init__(self, device: _DeviceArg=None, priority: int=0, **kwargs: Any) -> None:
         ...
 
-    def wait_stream(self, stream: '_runtime.Stream') -> None:
-        """Work queued on this stream from now on waits for the work queued on ``stream`` so far."""
+class Event(_streams.Event):
+    """A marker in a stream: ``Event(enable_timing=False, blocking=False, interprocess=False, *, device=None)``
+    (a ``backend_sdk.Event`` of this backend); record, wait, query, synchronize, elapsed_time (ms)."""
+
+    def __init__(self, enable_timing: bool=False, blocking: bool=False, interprocess: bool=False, *, device: _DeviceArg=None) -> None:
         ...
 
-    def record_event(self, event: Optional['Event']=None) -> 'Event':
-        """Records ``event`` (a new one if None) on this stream and returns it."""
-        ...
-
-class Event(_runtime.Event):
-    """A marker in a stream: ``Event(enable_timing=False, blocking=False)``; record, wait, query, elapsed_time (ms)."""
-
-    def __init__(self, enable_timing: bool=False, blocking: bool=False) -> None:
-        ...
-
-    def record(self, stream: Optional['_runtime.Stream']=None) -> None:
-        """Captures the work queued so far on ``stream`` (the current stream if None)."""
-        ...
-
-    def wait(self, stream: Optional['_runtime.Stream']=None) -> None:
-        """Makes ``stream`` (the current stream if None) wait for this event."""
-        ...
-
-def current_stream(device: _DeviceArg=None) -> _runtime.Stream:
+def current_stream(device: _DeviceArg=None) -> Stream:
     """This thread's current stream of ``device``."""
     ...
 
-def default_stream(device: _DeviceArg=None) -> _runtime.Stream:
+def default_stream(device: _DeviceArg=None) -> Stream:
     """The default stream of ``device``."""
     ...
 
-def set_stream(stream: _runtime.Stream) -> None:
-    """Makes ``stream`` current on its device (for this thread)."""
+def _check_stream(stream: Any, what: str) -> None:
     ...
 
-@contextlib.contextmanager
-def stream(stream: Optional[_runtime.Stream]) -> Iterator[Optional[_runtime.Stream]]:
-    """Makes ``stream`` (and its device) current inside the block; restores both on exit, even on error."""
+def set_stream(stream: Optional[_C._runtime.Stream]) -> None:
+    """Makes ``stream`` current on its device and its device current (for this thread); None does nothing."""
     ...
+
+class StreamContext:
+    """Makes a stream (and its device) current inside the block and restores both on exit, even on error;
+    ``StreamContext(None)`` does nothing (``torch.cuda.StreamContext``)."""
+
+    def __init__(self, stream: Optional[_C._runtime.Stream]) -> None:
+        ...
+
+    def __enter__(self) -> Optional[_C._runtime.Stream]:
+        ...
+
+    def __exit__(self, *exc: Any) -> None:
+        ...
+
+def stream(stream: Optional[_C._runtime.Stream]) -> StreamContext:
+    """``with stream(s):`` makes ``s`` (and its device) current inside the block (a :class:`StreamContext`)."""
+    ...
+
+class device_of(device):
+    """Makes the device of a tensor current inside the block; a tensor of another backend (CPU) changes
+    nothing (``torch.cuda.device_of``)."""
+
+    def __init__(self, obj: Any) -> None:
+        ...
 
 def memory_allocated(device: _DeviceArg=None) -> int:
     """Bytes held by live tensors on ``device``."""
@@ -186,6 +195,61 @@ def set_per_process_memory_fraction(fraction: float, device: _DeviceArg=None) ->
     """Caps what the allocator reserves on ``device`` at ``fraction`` (0..1) of its capacity."""
     ...
 
+def reset_max_memory_allocated(device: _DeviceArg=None) -> None:
+    """(Deprecated) Resets every peak statistic of ``device``, as :func:`reset_peak_memory_stats`."""
+    ...
+
+def reset_max_memory_cached(device: _DeviceArg=None) -> None:
+    """(Deprecated) Resets every peak statistic of ``device``, as :func:`reset_peak_memory_stats`."""
+    ...
+
+def memory_cached(device: _DeviceArg=None) -> int:
+    """(Deprecated) :func:`memory_reserved`."""
+    ...
+
+def max_memory_cached(device: _DeviceArg=None) -> int:
+    """(Deprecated) :func:`max_memory_reserved`."""
+    ...
+
+def get_allocator_backend() -> str:
+    """The caching allocator in use: ``"native"`` (the SDK's, Note [Caching allocator])."""
+    ...
+_raw_allocations: dict[int, Any] = {}
+
+def caching_allocator_alloc(size: int, device: _DeviceArg=None, stream: Optional[_C._runtime.Stream]=None) -> int:
+    """Allocates ``size`` bytes from the caching allocator on ``device`` for use on ``stream`` (the current
+stream if None) and returns the address; free it with :func:`caching_allocator_delete`."""
+    ...
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Frees memory returned by :func:`caching_allocator_alloc` (ValueError for any other address)."""
+    ...
+
+def is_bf16_supported(including_emulation: bool=True) -> bool:
+    """True if the current device supports bfloat16 (its contract reports the dtype)."""
+    ...
+_SYNC_DEBUG_MODES = {'default': 0, 'warn': 1, 'error': 2}
+
+def set_sync_debug_mode(debug_mode: Union[int, str]) -> None:
+    """Reports every synchronising call (``synchronize``, a copy to the host, ``item()``): ``"default"``/0 does
+nothing, ``"warn"``/1 warns, ``"error"``/2 raises RuntimeError naming the call (Note [Sync debug mode];
+process-wide, for every backend)."""
+    ...
+
+def get_sync_debug_mode() -> int:
+    """The mode set by :func:`set_sync_debug_mode` (0 default, 1 warn, 2 error)."""
+    ...
+
+def _snapshot(device: _DeviceArg=None) -> dict[str, Any]:
+    """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
+``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
+record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+    ...
+
+def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
+    """Writes :func:`_snapshot` to ``filename`` as a pickle (what PyTorch's memory visualiser reads)."""
+    ...
+
 def _generator(device: _DeviceArg=None) -> Any:
     ...
 
@@ -228,3 +292,11 @@ def set_rng_state_all(new_states: list[Any]) -> None:
 def get_amp_supported_dtype() -> list[_C.dtype]:
     """The dtypes autocast may use on this backend."""
     ...
+
+class _MemoryModule:
+    """``<backend>.memory``: the memory functions under ``torch.cuda.memory``'s path (with ``_snapshot`` and
+    ``_dump_snapshot``)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        ...
+memory = _MemoryModule(globals())

@@ -17,11 +17,29 @@
 // thread take the GIL and block on that lock, while the waiter needs the GIL
 // back to return (a lock-order inversion). The bindings release the GIL
 // before allocating instead.
+//
+// Note [Sync debug mode]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// torch.cuda.set_sync_debug_mode for every backend: because every blocking
+// wait of the runtime is a BlockingWait, its constructor is the one place
+// that sees each synchronising call (synchronize, a copy to the host,
+// item()). Mode 0 ("default") does nothing, 1 ("warn") warns, 2 ("error")
+// throws a RuntimeError before the wait, naming the call and the device. The
+// mode is process-wide, as PyTorch's. Waits the SDK makes for its own
+// bookkeeping (the allocators' retry after out-of-memory, freeing pinned
+// blocks) are not BlockingWaits and are never reported.
 #pragma once
 
 #include <backend_sdk/core/Macros.h>
 
 namespace sdk::runtime {
+
+// Note [Sync debug mode]: 0 default, 1 warn, 2 error.
+SDK_API void set_sync_debug_mode(int mode);
+SDK_API int sync_debug_mode();
+// How mode 1 warns (the bindings route it to Python's warnings; the runtime knows no warning channel).
+using SyncDebugWarn = void (*)(const char* message);
+SDK_API void set_sync_debug_warn_hook(SyncDebugWarn hook);
 
 // enter() returns a token that exit() receives; both may be null (no hooks).
 using BlockingWaitEnter = void* (*)();
@@ -30,7 +48,8 @@ SDK_API void set_blocking_wait_hooks(BlockingWaitEnter enter, BlockingWaitExit e
 
 class SDK_API BlockingWait {
  public:
-  BlockingWait();
+  // `what` names the synchronising call for Note [Sync debug mode] (e.g. "synchronize of stream 0 of accel:0").
+  explicit BlockingWait(const char* what = nullptr);
   ~BlockingWait();
   BlockingWait(const BlockingWait&) = delete;
   BlockingWait& operator=(const BlockingWait&) = delete;

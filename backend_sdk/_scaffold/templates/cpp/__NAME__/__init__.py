@@ -14,7 +14,6 @@ This module *is* the device module (``backend_sdk.__NAME__`` is the same API).
 """
 from __future__ import annotations
 
-import ctypes as _ctypes
 import os as _os
 
 import backend_sdk as _sdk
@@ -29,10 +28,8 @@ if not _os.path.exists(LIBRARY_PATH):
                       "and import the installed package rather than the source folder")
 if _utils.get_privateuse1_backend_name() != BACKEND_NAME:
     _utils.rename_privateuse1_backend(BACKEND_NAME)
-_library = _ctypes.CDLL(LIBRARY_PATH)  # runs its SDK_LIBRARY_IMPL blocks: the kernels are registered
-_errors = _sdk._C._take_static_registration_errors()
-if _errors:
-    raise ImportError("__NAME__: registering the kernels failed:\n" + "\n".join(_errors))
+# Runs its SDK_LIBRARY_IMPL blocks (the kernels are registered); RuntimeError listing any that failed.
+_sdk.ops.load_library(LIBRARY_PATH)
 _runtime.attach_device_library(BACKEND_NAME, LIBRARY_PATH)  # its sdk_device_entry (Device.cpp)
 _utils.generate_methods_for_privateuse1_backend()  # Tensor.is___NAME__, Tensor.__NAME__()
 _module = _utils.generate_device_module(BACKEND_NAME)

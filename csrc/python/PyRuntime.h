@@ -1,0 +1,25 @@
+// Helpers shared by the bindings of backend_sdk._C._runtime (PyRuntime.cpp:
+// devices and memory; PyStreams.cpp: streams and events). Internal to the
+// bindings, not installed.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include <backend_sdk/core/DeviceType.h>
+
+namespace sdk::python {
+
+// A backend name ("accel", "privateuseone"): ValueError unless it names a PrivateUse backend.
+DeviceType parse_backend(const std::string& name);
+
+// A device argument: a device object, "accel:1", "accel" (its current device).
+Device parse_accel_device(pybind11::handle obj, const char* what);
+
+// A new reference to the Python device object of d.
+PyObject* device_obj(Device d);
+
+// Registers Stream, Event, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
+void init_runtime_streams(pybind11::module_& m);
+
+}  // namespace sdk::python
