@@ -49,7 +49,8 @@ from ._streams import Event, Stream
 from . import accelerator
 from .random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
-__version__ = "0.1.0"
+#: The SDK's version (pyproject.toml's, compiled into _C: Note [SDK version] in CMakeLists.txt).
+__version__: str = _C.__version__
 #: For plain CMake: -DCMAKE_PREFIX_PATH=<this> finds the backend_sdk CMake package (as torch's
 #: torch.utils.cmake_prefix_path); scikit-build-core projects find it through the cmake.root entry point.
 cmake_prefix_path: str = utils.cmake_prefix_path

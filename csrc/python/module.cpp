@@ -2,6 +2,8 @@
 #include <pybind11/pybind11.h>
 
 #include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/version.h>
 #include "python/Errors.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
@@ -35,6 +37,13 @@ void python_warning_handler(const std::string& message) {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "backend_sdk C++ core: tensors, dispatcher and operators.";
+  // Note [SDK version]: the version _C was compiled with (backend_sdk.__version__) and the one the
+  // loaded libbackend_sdk reports; they differ only if a stale libbackend_sdk is found first.
+  m.attr("__version__") = BACKEND_SDK_VERSION;
+  if (sdk::sdk_version_number() != BACKEND_SDK_VERSION_NUMBER) {
+    throw std::runtime_error(std::string("backend_sdk._C was built for libbackend_sdk ") + BACKEND_SDK_VERSION +
+                             " but loaded libbackend_sdk " + sdk::sdk_version() + "; reinstall backend_sdk");
+  }
   // Note [Kernel crash reports]: the bindings' kernels are the SDK's own.
   sdk::detail::treat_as_sdk_library(reinterpret_cast<const void*>(&sdk::python::init_core));
   sdk::python::init_errors(m);

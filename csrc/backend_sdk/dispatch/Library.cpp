@@ -1,5 +1,7 @@
 #include <backend_sdk/dispatch/Library.h>
 
+#include <dlfcn.h>
+
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
@@ -127,8 +129,45 @@ int64_t reset_static_library_group(uint64_t id) {
   return static_cast<int64_t>(libs.size());
 }
 
+// Note [Kernel library version check]
+// A kernel library links libbackend_sdk's C++ ABI (class layouts, inline functions, vtables), which
+// may change between minor versions. Each SDK_LIBRARY* registrar passes the BACKEND_SDK_VERSION_NUMBER
+// it was compiled with; the rule is: the library's MAJOR.MINOR must equal the running SDK's (the
+// PATCH may differ either way: patch releases keep the ABI). The CMake package states the same rule
+// (SameMinorVersion, Note [CMake package version] in CMakeLists.txt). A library that breaks it is
+// refused: none of its SDK_LIBRARY* blocks runs (each records one error), and the error (the library's file,
+// both versions, the rule) is recorded like any registration error, so the loader raises it
+// (cpp_extension.load, backend_sdk's import) or reads it (take_static_registration_errors).
+namespace {
+std::string version_string(int number) {
+  return std::to_string(number / 10000) + "." + std::to_string(number / 100 % 100) + "." +
+         std::to_string(number % 100);
+}
+
+// The file of the shared object that holds `fn` (a registrar's init function), for messages.
+std::string library_file_of(void (*fn)(Library&)) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(fn), &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
+    return info.dli_fname;
+  }
+  return "<unknown library>";
+}
+}  // namespace
+
 StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std::optional<DispatchKey> key,
-                             const char* file, uint32_t line) {
+                             const char* file, uint32_t line, int sdk_version) {
+  if (sdk_version / 100 != BACKEND_SDK_VERSION_NUMBER / 100) {
+    std::string msg = "kernel library " + library_file_of(fn) + " (SDK_LIBRARY block for namespace '" + ns +
+                      "' at " + file + ":" + std::to_string(line) + ") was built against backend_sdk " +
+                      version_string(sdk_version) + ", but the running backend_sdk is " BACKEND_SDK_VERSION
+                      ": a kernel library must be built against the same MAJOR.MINOR version of the SDK "
+                      "(the C++ ABI may change between minor versions); rebuild it against backend_sdk " +
+                      std::to_string(BACKEND_SDK_VERSION_MAJOR) + "." + std::to_string(BACKEND_SDK_VERSION_MINOR);
+    std::cerr << "[backend_sdk] registration error " << msg << "\n";
+    std::lock_guard<std::mutex> guard(g_static_errors_mutex);
+    static_errors().push_back(std::move(msg));
+    return;
+  }
   try {
     lib_.emplace(kind, ns, key, file, line);
     // Recorded before its block runs: a block that fails half-way is undone with its group too.
@@ -145,4 +184,9 @@ StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std:
 }
 
 }  // namespace detail
+}  // namespace sdk
+
+namespace sdk {
+const char* sdk_version() { return BACKEND_SDK_VERSION; }
+int sdk_version_number() { return BACKEND_SDK_VERSION_NUMBER; }
 }  // namespace sdk

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/version.h>
 
 namespace sdk {
 
@@ -101,11 +102,14 @@ namespace detail {
 // initialisation. An error while registering must not terminate the process
 // (an exception escaping a static constructor would), so it is recorded and
 // raised by whoever loaded the library (see take_static_registration_errors).
+// `sdk_version` defaults to the BACKEND_SDK_VERSION_NUMBER of the headers the registering library
+// was compiled with (a default argument is evaluated in the caller): a library built against
+// another SDK minor version is refused (Note [Kernel library version check], Library.cpp).
 class SDK_API StaticLibrary {
  public:
   using InitFn = void (*)(Library&);
   StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std::optional<DispatchKey> key, const char* file,
-                uint32_t line);
+                uint32_t line, int sdk_version = BACKEND_SDK_VERSION_NUMBER);
 
  private:
   std::optional<Library> lib_;
@@ -115,6 +119,11 @@ class SDK_API StaticLibrary {
 
 // Errors raised inside SDK_LIBRARY blocks since the last call (and clears them).
 SDK_API std::vector<std::string> take_static_registration_errors();
+
+// The running libbackend_sdk's version (its BACKEND_SDK_VERSION, BACKEND_SDK_VERSION_NUMBER), which
+// may differ from the headers a kernel library was compiled with.
+SDK_API const char* sdk_version();
+SDK_API int sdk_version_number();
 
 }  // namespace sdk
 
