@@ -27,8 +27,8 @@ from ._C import (  # dtypes
 )
 from ._C import AcceleratorError, DispatchKeySet, OutOfMemoryError, TypeRuntimeError, ValueRuntimeError, device
 from ._factories import (
-    arange, empty, empty_like, empty_strided, from_dlpack, from_numpy, frombuffer, full, full_like, ones, ones_like,
-    tensor, zeros, zeros_like,
+    allclose, arange, empty, empty_like, empty_strided, from_dlpack, from_numpy, frombuffer, full, full_like, ones,
+    ones_like, rand, randn, tensor, zeros, zeros_like,
 )
 from ._ops import ops
 from ._C import Generator

@@ -13,7 +13,7 @@ from ._tensor import Tensor, _contiguous_strides, _int_list
 
 __all__ = [
     "empty", "empty_strided", "zeros", "ones", "full", "arange", "tensor", "from_numpy", "from_dlpack", "frombuffer",
-    "empty_like", "zeros_like", "ones_like", "full_like",
+    "empty_like", "zeros_like", "ones_like", "full_like", "randn", "rand", "allclose",
 ]
 
 DeviceLike = Any  # str | backend_sdk.device | int | None
@@ -321,3 +321,35 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
 
 #: arange fills results larger than this through host chunks of this size.
 _ARANGE_CHUNK_BYTES = 64 << 20
+
+
+def _random_factory(name: str) -> Any:
+    def factory(*size: Any, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
+                requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        from ._ops import ops
+
+        packet = getattr(ops.aten, name)
+        kw = dict(kwargs)
+        if generator is not None:
+            kw["generator"] = generator
+        if dtype is not None:
+            kw["dtype"] = dtype
+        if device is not None:
+            kw["device"] = device
+        return _maybe_requires_grad(packet(_sizes(size, name), **kw), requires_grad)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = (f"``{name}(*size, generator=None, dtype=None, device=None, requires_grad=False)``, "
+                       f"as ``torch.{name}`` (aten::{name}, then ``requires_grad_`` when asked).")
+    return factory
+
+
+randn = _random_factory("randn")
+rand = _random_factory("rand")
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """``|input - other| <= atol + rtol * |other|`` everywhere, as ``torch.allclose``."""
+    a = np.asarray(input.detach().cpu().numpy() if isinstance(input, Tensor) else input)
+    b = np.asarray(other.detach().cpu().numpy() if isinstance(other, Tensor) else other)
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

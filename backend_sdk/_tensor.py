@@ -99,14 +99,54 @@ class Tensor(_C.TensorBase):
     __module__ = "backend_sdk"
 
     # ---- conversion --------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        """A numpy array sharing this CPU tensor's memory (no copy)."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A numpy array sharing this CPU tensor's memory (no copy); ``force=True`` first detaches and copies to CPU."""
+        if force:
+            return self.detach().cpu().resolve_conj().numpy() if hasattr(self, "resolve_conj") else \
+                self.detach().cpu().numpy()
         array = np.asarray(_ArrayHolder(self))
         if self.dtype == _C.bfloat16:
             import ml_dtypes
 
             array = array.view(ml_dtypes.bfloat16)
         return array
+
+    # ---- new_* factories and *_as views, as torch.Tensor's -------------------------------------------------
+    def _new_kwargs(self, dtype: Any, device: Any) -> dict:
+        return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
+        from ._factories import empty
+
+        return empty(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Zeros of ``size`` with this tensor's dtype and device unless given."""
+        from ._factories import zeros
+
+        return zeros(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Ones of ``size`` with this tensor's dtype and device unless given."""
+        from ._factories import ones
+
+        return ones(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``fill_value`` everywhere, of ``size``, with this tensor's dtype and device unless given."""
+        from ._factories import full
+
+        return full(size, fill_value, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        """``self.view(other.size())``."""
+        return self.view(list(other.shape))
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """``self.reshape(other.size())``."""
+        return self.reshape(list(other.shape))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         array = self.numpy()

@@ -30,10 +30,11 @@ _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
 # Note [Python kernel overrides]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# As in PyTorch, one (namespace, operator, dispatch key) takes one kernel from
-# Python: a second Library.impl for it raises RuntimeError unless it passes
-# allow_override=True (the newest registration then wins; closing it brings the
-# previous one back). The entry goes away when the registering Library is
+# As in PyTorch 2.13, one (namespace, operator, dispatch key) takes one kernel from
+# Python at a time: a second Library.impl for it replaces the first (the newest
+# registration wins; closing it brings the previous one back), unless the caller
+# passes allow_override=False, which raises RuntimeError instead. allow_override
+# defaults to True in Library.impl and register_fake, as in PyTorch 2.13. The entry goes away when the registering Library is
 # destroyed. Kernels custom_op registers for itself are not counted.
 _impls_lock = threading.Lock()
 _impls: dict[tuple[str, str], list["Library"]] = {}  # (ns::op.overload, key) -> libraries holding a kernel
@@ -109,10 +110,10 @@ class Library:
         return name
 
     def impl(self, op_name: Any, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False,
-             allow_override: bool = False) -> None:
+             allow_override: bool = True) -> None:
         """Registers fn as the kernel of op_name ("name.overload" or an OpOverload) for dispatch_key.
 
-        A second Python kernel for the same operator and key raises unless ``allow_override=True``
+        A second Python kernel for the same operator and key replaces the first; with ``allow_override=False`` it raises
         (Note [Python kernel overrides]). Keys of backends this process lacks ("CUDA", "XPU", ...)
         are recorded and never dispatched (Note [Registrations for absent backends]).
         """
@@ -171,7 +172,7 @@ class Library:
         if entry in self._overrides:
             self._overrides.remove(entry)
 
-    def _register_fake(self, op_name: Any, fn: Callable, _stacklevel: int = 1, *, allow_override: bool = False) -> None:
+    def _register_fake(self, op_name: Any, fn: Callable, _stacklevel: int = 1, *, allow_override: bool = True) -> None:
         """Registers a fake impl tied to this library (it goes away when the library is destroyed)."""
         name = _op_name_of(op_name)
         qualname = name if "::" in name else f"{self.ns}::{name}"
@@ -367,14 +368,14 @@ def _caller_location() -> str:
 
 
 def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | None = None, _stacklevel: int = 1,
-                  allow_override: bool = False) -> Any:
+                  allow_override: bool = True) -> Any:
     """Registers the fake kernel of an operator (defined in Python or C++), as ``torch.library.register_fake``.
 
     The fake kernel receives fake tensors and returns fake outputs with the right
     shape, dtype, device and strides without reading data; ``get_ctx()`` inside it
     gives ``new_dynamic_size()``. It also serves as the operator's Meta kernel unless
-    one is registered. Decorator or direct. A second registration raises unless
-    ``allow_override=True``; one made through ``lib`` goes away when ``lib`` is destroyed,
+    one is registered. Decorator or direct. A second registration replaces the first
+    (``allow_override=False`` raises instead, as in PyTorch 2.13); one made through ``lib`` goes away when ``lib`` is destroyed,
     and so does every fake impl of an operator when the library that defined it is.
     """
     from ._subclasses import fake_tensor
@@ -502,12 +503,23 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
     qualname = _qualname(op, "register_autograd")
     overload = _C._get_op_overload(qualname)
     schema = _C._parse_schema(overload._schema)
-    inplace = Tag.inplace in overload.tags
-    if schema.is_mutable and not inplace:
+    # As PyTorch 2.13: out variants and every other mutable operator (Tag.inplace ones too) are refused.
+    if Tag.out in overload.tags:
+        raise _C.ValueRuntimeError(
+            f"Cannot register autograd formula for operator tagged with backend_sdk.Tag.out: {qualname}. "
+            f"Out variants do not support autograd."
+        )
+    if schema.is_mutable:
         raise _C.ValueRuntimeError(
             f"Cannot register autograd formula for non-functional operator {qualname} with schema {schema}. "
             f"Please create a functional operator and register an autograd formula for that."
         )
+    if any(a.kwarg_only and a.type.startswith("Tensor") for a in schema.arguments):
+        raise NotImplementedError(
+            f"register_autograd with kwarg-only Tensor args. In the original definition of the op, please make "
+            f"your tensors not kwarg-only. Got: {schema}"
+        )
+    inplace = False
     if not callable(backward):
         raise TypeError(f"register_autograd({qualname}): backward must be callable, got {type(backward).__name__}")
     if setup_context is not None and not callable(setup_context):

@@ -283,11 +283,12 @@ def test_overriding_a_kernel_warns_and_closing_restores_the_previous(lib, ns):
     first.impl("w", lambda x: "first" and x)
     calls = []
     second = Library(ns, "IMPL", "CPU")
-    # Note [Python kernel overrides]: as in PyTorch, a second Python kernel needs allow_override=True.
+    # Note [Python kernel overrides]: as in PyTorch 2.13, allow_override=False refuses a second Python
+    # kernel; the default (True) replaces it with a warning.
     with pytest.raises(RuntimeError, match="already a kernel registered from python overriding w's behavior for CPU"):
-        second.impl("w", lambda x: calls.append("second") or x)
+        second.impl("w", lambda x: calls.append("second") or x, allow_override=False)
     with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
-        second.impl("w", lambda x: calls.append("second") or x, allow_override=True)
+        second.impl("w", lambda x: calls.append("second") or x)
     op(ns, "w")(cpu_tensor(1))
     assert calls == ["second"]
     second._destroy()

@@ -50,20 +50,21 @@ def test_custom_op_redefinition_with_another_schema(ns: str) -> None:
         getattr(backend_sdk.ops, ns).f
 
 
-def test_impl_override_needs_allow_override(ns: str) -> None:
+def test_impl_override_refused_only_with_allow_override_false(ns: str) -> None:
+    # PyTorch 2.13: Library.impl(..., allow_override=True) is the default; False refuses a second kernel.
     lib = Library(ns, "FRAGMENT")
     lib.define("g(Tensor x) -> Tensor")
     lib.impl("g", lambda x: x + 1, "CPU")
     other = Library(ns, "FRAGMENT")
     with pytest.raises(RuntimeError, match="already a kernel registered from python overriding g's behavior for CPU"):
-        other.impl("g", lambda x: x + 2, "CPU")
+        other.impl("g", lambda x: x + 2, "CPU", allow_override=False)
     with pytest.warns(UserWarning):
-        other.impl("g", lambda x: x + 2, "CPU", allow_override=True)
+        other.impl("g", lambda x: x + 2, "CPU")
     np.testing.assert_array_equal(getattr(backend_sdk.ops, ns).g(arr(1)).numpy(), [3.0])
     other._destroy()
     third = Library(ns, "FRAGMENT")
     with pytest.raises(RuntimeError):  # lib's kernel is still there
-        third.impl("g", lambda x: x, "CPU")
+        third.impl("g", lambda x: x, "CPU", allow_override=False)
     lib._destroy()
     third._destroy()
 
@@ -77,8 +78,8 @@ def test_scoped_library_and_fake_impl_lifetime(ns: str) -> None:
             lib.impl("h", lambda x: x * 2, "CPU")
             library.register_fake(f"{ns}::h", lambda x: backend_sdk.empty_like(x), lib=lib)
             with pytest.raises(RuntimeError, match="already has a fake impl registered at"):
-                library.register_fake(f"{ns}::h", lambda x: x, lib=lib)
-            library.register_fake(f"{ns}::h", lambda x: backend_sdk.empty_like(x), lib=lib, allow_override=True)
+                library.register_fake(f"{ns}::h", lambda x: x, lib=lib, allow_override=False)
+            library.register_fake(f"{ns}::h", lambda x: backend_sdk.empty_like(x), lib=lib)  # default: override
             mode = FakeTensorMode()
             with mode:
                 out = getattr(backend_sdk.ops, ns).h(mode.from_tensor(arr(2, 3)))

@@ -26,18 +26,36 @@ def test_tag_has_pytorchs_members() -> None:
     assert library.Tag is Tag
 
 
+def test_tag_values_and_order_are_torchs() -> None:
+    # torch.Tag 2.13: members in this order, values 0..19 (out_variant is new in 2.13).
+    names = ["core", "cudagraph_unsafe", "data_dependent_output", "dynamic_output_shape", "flexible_layout",
+             "generated", "inplace", "inplace_view", "maybe_aliasing_or_mutating", "needs_contiguous_strides",
+             "needs_exact_strides", "needs_fixed_stride_order", "nondeterministic_bitwise",
+             "nondeterministic_seeded", "out", "out_variant", "pointwise", "pt2_compliant_tag", "reduction",
+             "view_copy"]
+    assert [(t.name, t.value) for t in Tag] == [(n, i) for i, n in enumerate(names)]
+    assert int(Tag.out) == 14 and Tag.out.__index__() == 14 and Tag(16) is Tag.pointwise
+    assert repr(Tag.core) == "<Tag.core: 0>" and str(Tag.core) == "Tag.core"
+
+
 def test_aten_operators_carry_pytorchs_tags() -> None:
+    # Facts read from torch 2.13's torch.ops.aten.<op>.<overload>.tags (tools/gen_aten_tags.py).
     aten = backend_sdk.ops.aten
-    assert aten.sin.default.tags == [Tag.core, Tag.pointwise]
-    assert aten.sin_.default.tags == [Tag.pointwise]  # in-place variants are pointwise, not core
-    assert aten.add.out.tags == [Tag.pointwise]
-    assert Tag.reduction in aten.sum.dim_IntList.tags and Tag.core in aten.sum.dim_IntList.tags
-    assert Tag.nondeterministic_seeded in aten.rand.default.tags
-    assert Tag.nondeterministic_seeded in aten.uniform_.default.tags
-    assert Tag.dynamic_output_shape in aten.nonzero.default.tags
-    assert Tag.data_dependent_output in aten._local_scalar_dense.default.tags
-    assert aten.mm.default.tags == [Tag.core]
-    assert aten.copy_.default.tags == []
+    pt2 = Tag.pt2_compliant_tag
+    assert aten.sin.default.tags == [Tag.core, Tag.pointwise, pt2]
+    assert aten.sin_.default.tags == [Tag.inplace, Tag.pointwise, pt2]  # in-place: inplace, not core
+    assert aten.add.out.tags == [Tag.out, Tag.pointwise, pt2]
+    assert aten.sum.dim_IntList.tags == [Tag.core, pt2, Tag.reduction]
+    assert aten.rand.default.tags == [Tag.core, Tag.nondeterministic_seeded, pt2]
+    assert aten.uniform_.default.tags == [Tag.inplace, Tag.nondeterministic_seeded, pt2]
+    assert aten.nonzero.default.tags == [Tag.core, Tag.dynamic_output_shape, pt2]
+    assert aten._local_scalar_dense.default.tags == [Tag.core, Tag.data_dependent_output, pt2]
+    assert aten.index.Tensor.tags == [Tag.core, Tag.dynamic_output_shape, pt2]
+    assert aten.masked_fill.Scalar.tags == [Tag.pointwise, pt2]
+    assert aten.masked_fill.Tensor.tags == [pt2]
+    assert aten.bernoulli.default.tags == [Tag.nondeterministic_seeded, pt2]
+    assert aten.mm.default.tags == [Tag.core, pt2]
+    assert aten.copy_.default.tags == [Tag.inplace, pt2]
     tags = aten.sin.default.tags
     tags.append(Tag.out)  # a fresh list each time
     assert Tag.out not in aten.sin.default.tags

@@ -1,11 +1,18 @@
-"""Writes backend_sdk/_aten_tags.py: PyTorch's tags for every registered aten overload.
+"""Writes backend_sdk/_aten_tags.py: PyTorch's tags for every aten overload this SDK registers.
 
-Run from the checkout after building (``PYTHONPATH=. python tools/gen_aten_tags.py``) whenever
-aten operators are added. The facts are PyTorch 2.13's ``tags:`` entries in
-aten/src/ATen/native/native_functions.yaml, hand-checked and written down here as
-families (PyTorch tags every overload of a pointwise family, in-place and out= included,
-``pointwise``; only the functional overloads of the core ATen opset are ``core``; the
-reductions' out= overloads are ``reduction`` too). An overload that no rule names gets no tag.
+Where the facts come from: a real PyTorch install. For each overload in
+``backend_sdk._C._registered_operators()`` the script reads
+``torch.ops.aten.<op>.<overload>.tags`` and writes them down in PyTorch's order;
+it also checks that ``backend_sdk.Tag`` has ``torch.Tag``'s members with the
+same values (and stops if not: edit backend_sdk/_tags.py first). The generated
+file is committed, so neither the SDK nor its tests need torch.
+
+Run it from the checkout after building, whenever aten operators are added, with
+a Python that can import both torch and the in-place SDK, e.g.::
+
+    PYTHONPATH=. /tmp/tv/bin/python tools/gen_aten_tags.py
+
+The header of the written file records the torch version the facts were read from.
 """
 from __future__ import annotations
 
@@ -13,86 +20,47 @@ import pathlib
 import pprint
 import sys
 
-POINTWISE_FAMILIES = {
-    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil", "clamp", "cos", "div",
-    "eq", "erf", "exp", "expm1", "floor", "floor_divide", "ge", "gelu", "gt", "le", "log", "log1p",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "masked_fill", "maximum", "minimum",
-    "mul", "ne", "neg", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sign", "silu",
-    "sin", "sqrt", "sub", "tan", "tanh", "trunc",
-}
-POINTWISE_OVERLOADS = {"where.self", "where.self_out"}
-
-CORE = {
-    "_local_scalar_dense", "_to_copy", "abs", "add.Scalar", "add.Tensor", "addmm", "amax", "amin", "any",
-    "any.dim", "argmax", "argmin", "as_strided", "bitwise_and.Scalar", "bitwise_and.Tensor", "bitwise_not",
-    "bitwise_or.Scalar", "bitwise_or.Tensor", "bitwise_xor.Scalar", "bitwise_xor.Tensor", "bmm", "cat", "ceil",
-    "clamp", "clamp.Tensor", "clone", "cos", "cumsum", "div.Scalar", "div.Scalar_mode", "div.Tensor",
-    "div.Tensor_mode", "empty.memory_format", "empty_strided", "eq.Scalar", "eq.Tensor", "erf", "exp", "expm1",
-    "flip", "floor", "gather", "ge.Scalar", "ge.Tensor", "gelu", "gt.Scalar", "gt.Tensor", "index.Tensor",
-    "index_put", "index_select", "le.Scalar", "le.Tensor", "log", "log1p", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "lt.Scalar", "lt.Tensor", "masked_scatter", "max.dim", "maximum", "mean",
-    "mean.dim", "min.dim", "minimum", "mm", "mul.Scalar", "mul.Tensor", "ne.Scalar", "ne.Tensor", "neg",
-    "nonzero", "pow.Scalar", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "prod", "prod.dim_int", "reciprocal",
-    "relu", "remainder.Scalar", "remainder.Tensor", "repeat", "round", "rsqrt", "scatter.src", "scatter.value",
-    "scatter_add", "scatter_reduce.two", "sigmoid", "sign", "sin", "sqrt", "sub.Scalar", "sub.Tensor",
-    "sum.dim_IntList", "tan", "tanh", "trunc", "var.correction", "view", "where.self",
-}
-
-REDUCTION_FAMILIES = {
-    "all", "amax", "amin", "any", "argmax", "argmin", "linalg_vector_norm", "logsumexp", "max", "mean", "min",
-    "norm", "prod", "std", "sum", "var",
-}
-REDUCTION_EXCLUDED = {"max.other", "min.other"}  # binary forms, not reductions
-
-SEEDED_FAMILIES = {
-    "bernoulli", "bernoulli_", "exponential_", "normal", "normal_", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "random_", "uniform_",
-}
-DYNAMIC_OUTPUT_SHAPE = {"index.Tensor", "index.Tensor_out", "masked_select", "masked_select.out", "nonzero",
-                        "nonzero.out", "nonzero_numpy"}
-DATA_DEPENDENT_OUTPUT = {"_local_scalar_dense"}
-
-ORDER = ["core", "pointwise", "reduction", "nondeterministic_seeded", "dynamic_output_shape",
-         "data_dependent_output"]
-
-
-def family(overload: str) -> str:
-    base = overload.split(".", 1)[0]
-    return base[:-1] if base.endswith("_") and not base.startswith("_") else base
-
-
-def tags_for(overload: str) -> list[str]:
-    base = overload.split(".", 1)[0]
-    fam = family(overload)
-    tags = set()
-    if fam in POINTWISE_FAMILIES or overload in POINTWISE_OVERLOADS:
-        tags.add("pointwise")
-    if overload in CORE:
-        tags.add("core")
-    if fam in REDUCTION_FAMILIES and not base.endswith("_") and overload not in REDUCTION_EXCLUDED:
-        tags.add("reduction")
-    if base in SEEDED_FAMILIES or fam in SEEDED_FAMILIES:
-        tags.add("nondeterministic_seeded")
-    if overload in DYNAMIC_OUTPUT_SHAPE:
-        tags.add("dynamic_output_shape")
-    if overload in DATA_DEPENDENT_OUTPUT:
-        tags.add("data_dependent_output")
-    return [t for t in ORDER if t in tags]
-
 
 def main() -> int:
+    try:
+        import torch
+    except ImportError:
+        print("gen_aten_tags.py needs torch importable (it reads the tags from PyTorch itself)", file=sys.stderr)
+        return 2
     import backend_sdk
 
+    theirs = {name: int(value) for name, value in torch.Tag.__members__.items()}
+    ours = {t.name: t.value for t in backend_sdk.Tag}
+    if theirs != ours:
+        print(f"backend_sdk.Tag differs from torch.Tag {torch.__version__}:\n  torch: {theirs}\n  ours:  {ours}",
+              file=sys.stderr)
+        return 1
+
     names = sorted(n[len("aten::"):] for n in backend_sdk._C._registered_operators() if n.startswith("aten::"))
-    table = {n: tags_for(n) for n in names if tags_for(n)}
+    table: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for name in names:
+        base, _, overload = name.partition(".")
+        try:
+            op = getattr(getattr(torch.ops.aten, base), overload or "default")
+        except (AttributeError, RuntimeError):
+            missing.append(name)
+            continue
+        tags = [t.name for t in op.tags]
+        if tags:
+            table[name] = tags
+    if missing:
+        print(f"not in torch {torch.__version__} (left untagged): {missing}", file=sys.stderr)
+
     out = pathlib.Path(__file__).resolve().parent.parent / "backend_sdk" / "_aten_tags.py"
     out.write_text(
         '"""PyTorch\'s tags of the aten overloads this SDK registers (Note [Operator tags], backend_sdk/_tags.py).\n\n'
-        "Generated by tools/gen_aten_tags.py; do not edit by hand.\n"
+        f"Generated by tools/gen_aten_tags.py from torch {torch.__version__} "
+        "(torch.ops.aten.<op>.<overload>.tags, in PyTorch's order); do not edit by hand.\n"
         '"""\n\n'
         f"ATEN_TAGS: dict[str, list[str]] = {pprint.pformat(table, width=110, sort_dicts=True)}\n"
     )
-    print(f"wrote {out} ({len(table)} of {len(names)} overloads tagged)")
+    print(f"wrote {out} ({len(table)} of {len(names)} overloads tagged, from torch {torch.__version__})")
     return 0
 
 

@@ -119,7 +119,7 @@ def infer_schema(
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
     if inplace and out_tag:
-        error_fn("An operator cannot be tagged both Tag.inplace and Tag.out.")
+        raise AssertionError("backend_sdk.Tag.inplace and backend_sdk.Tag.out are mutually exclusive")
     params_table = _param_types()
     if isinstance(mutates_args, str):
         if mutates_args != "unknown":
@@ -133,6 +133,8 @@ def infer_schema(
     seen: set[str] = set()
     seen_kwarg_only = False
     returned_aliases: list[str] = []  # alias sets of the arguments a tagged operator returns, in order
+    out_names: list[str] = []
+    first_positional: tuple[str, str, str] | None = None  # (name, schema type, alias) of the first positional
     for idx, (name, param) in enumerate(sig.parameters.items()):
         if param.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
             error_fn(f"Parameter {name}: we do not support positional-only args, varargs, or varkwargs.")
@@ -151,12 +153,8 @@ def infer_schema(
             )
         kwarg_only = param.kind == inspect.Parameter.KEYWORD_ONLY
         mutated = mutates_args == "unknown" or name in mutates_args
-        if inplace and idx == 0 and (schema_type != "Tensor" or kwarg_only or not mutated):
-            error_fn(
-                f"An operator tagged with Tag.inplace mutates its first argument and returns it: its first "
-                f"parameter must be a positional Tensor listed in mutates_args (parameter {name} is {schema_type}"
-                f"{', keyword-only' if kwarg_only else ''}{'' if mutated else ', not in mutates_args'})."
-            )
+        if first_positional is None and not kwarg_only:
+            first_positional = (name, schema_type, f"a{idx}")
         if mutated:
             if not schema_type.startswith("Tensor"):
                 if mutates_args != "unknown":
@@ -166,9 +164,14 @@ def infer_schema(
                     )
             else:
                 alias = f"a{idx}"
-                if (inplace and idx == 0) or (out_tag and kwarg_only and schema_type == "Tensor"):
-                    alias = chr(ord("a") + len(returned_aliases))
+                if out_tag:
+                    # PyTorch's rules for Tag.out (torch/_library/infer_schema.py, 2.13), in its words.
+                    if not kwarg_only:
+                        error_fn("backend_sdk.Tag.out requires mutable arguments to be keyword-only.")
+                    if schema_type != "Tensor":
+                        error_fn("backend_sdk.Tag.out only supports mutable keyword-only Tensor arguments.")
                     returned_aliases.append(alias)
+                    out_names.append(name)
                 schema_type = f"Tensor({alias}!){schema_type[len('Tensor'):]}"
         seen.add(name)
         if kwarg_only and not seen_kwarg_only:
@@ -194,22 +197,33 @@ def infer_schema(
                 f"{set(not_seen)} in mutates_args were not found in the custom op's signature. "
                 f"mutates_args should contain the names of all args that the custom op mutates."
             )
+    if inplace:
+        if first_positional is None:
+            error_fn("backend_sdk.Tag.inplace requires a positional Tensor argument.")
+        first_name, first_type, first_alias = first_positional
+        if first_type != "Tensor":
+            error_fn("backend_sdk.Tag.inplace requires the first positional argument to be a Tensor.")
+        if isinstance(mutates_args, str) or set(mutates_args) != {first_name}:
+            error_fn(
+                "backend_sdk.Tag.inplace requires mutates_args to contain exactly "
+                f"the first positional argument, got {mutates_args}."
+            )
     if out_tag and not returned_aliases:
-        error_fn(
-            "An operator tagged with Tag.out writes into keyword-only Tensor arguments listed in mutates_args "
-            "(e.g. `*, out: Tensor`) and returns them; this function has none."
-        )
+        error_fn("backend_sdk.Tag.out requires at least one mutable keyword-only Tensor argument.")
     ret = _parse_return(_resolve(sig.return_annotation, prototype_function), error_fn)
-    if returned_aliases:
+    if out_tag:
         expected = "(" + ", ".join(["Tensor"] * len(returned_aliases)) + ")" if len(returned_aliases) > 1 else "Tensor"
         if ret != expected:
-            what = "its first argument" if inplace else f"its {len(returned_aliases)} keyword-only out argument(s)"
             error_fn(
-                f"An operator tagged with Tag.{'inplace' if inplace else 'out'} returns {what}, so its return "
-                f"annotation must be {expected.replace('(', 'tuple[').replace(')', ']')}, not {ret}."
+                "backend_sdk.Tag.out requires the return annotation to match the "
+                f"mutable keyword-only Tensor arguments {tuple(out_names)}."
             )
         rets = [f"Tensor({a}!)" for a in returned_aliases]
         ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+    elif inplace:
+        if ret != "Tensor":
+            error_fn("backend_sdk.Tag.inplace requires the return annotation to be backend_sdk.Tensor.")
+        ret = f"Tensor({first_alias}!)"
     prefix = op_name or ""
     return f"{prefix}({', '.join(params)}) -> {ret}"
 
@@ -244,3 +258,14 @@ def _parse_return(annotation: Any, error_fn: Callable[[str], typing.NoReturn]) -
             error_fn(f"Return has unsupported type {annotation}. The valid types are: {valid}")
         parts.append(ret)
     return "(" + ", ".join(parts) + ")"
+
+
+def tuple_to_list(tuple_type: Any) -> Any:
+    """The ``list[...]`` annotation to suggest for a ``Tuple[...]`` one, as PyTorch's (``Tuple[int, float]`` ->
+    ``list[int | float]``, ``Tuple[T, ...]`` -> ``list[T]``, a bare ``Tuple`` -> ``list``)."""
+    args = [a for a in getattr(tuple_type, "__args__", None) or () if a is not Ellipsis]
+    if not args:
+        return list
+    if all(a == args[0] for a in args):
+        return list[args[0]]
+    return list[typing.Union[tuple(args)]]
