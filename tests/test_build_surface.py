@@ -64,12 +64,16 @@ INTERNAL_NAMES = [
 # The detail-namespace symbols libbackend_sdk exports on purpose: what the SDK_LIBRARY* macros and
 # the inline code of public headers reference in vendor code (the registrar, the thread-local key
 # sets, the dispatch table offsets, crash labelling, SDK_CHECK's thrower), and the casting reports
-# of ops/detail/Casting.h that _C uses. Anything else under a detail namespace is internal.
+# of ops/detail/Casting.h that _C uses, and the library groups of dispatch/detail/LibraryGroups.h
+# that _C's extension loader uses (Note [Extension library groups]). Anything else under a detail
+# namespace is internal.
 EXPORTED_DETAIL = {
     "sdk::detail::StaticLibrary::StaticLibrary", "sdk::detail::kTableOffsets",
     "sdk::detail::label_external_kernel", "sdk::detail::raw_local_dispatch_key_set",
     "sdk::detail::t_running_kernel", "sdk::detail::throw_error", "sdk::detail::treat_as_sdk_library",
     "sdk::ops::detail::report_cannot_cast", "sdk::ops::detail::report_scalar_overflow",
+    "sdk::detail::begin_static_library_group", "sdk::detail::end_static_library_group",
+    "sdk::detail::reset_static_library_group",
 }
 
 
