@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/detail/StaticRegistration.h>
 
 namespace sdk {
 
@@ -86,6 +87,12 @@ std::vector<std::string> take_static_registration_errors() {
 
 namespace detail {
 
+void record_static_registration_error(std::string msg) {
+  std::cerr << "[backend_sdk] registration error " << msg << "\n";
+  std::lock_guard<std::mutex> guard(g_static_errors_mutex);
+  static_errors().push_back(std::move(msg));
+}
+
 StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std::optional<DispatchKey> key,
                              const char* file, uint32_t line) {
   try {
@@ -95,9 +102,7 @@ StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std:
     // Registration errors are reported, not fatal; see the class comment.
     std::string msg = std::string("while running the SDK_LIBRARY block for namespace '") + ns + "' at " + file +
                       ":" + std::to_string(line) + ": " + e.what();
-    std::cerr << "[backend_sdk] registration error " << msg << "\n";
-    std::lock_guard<std::mutex> guard(g_static_errors_mutex);
-    static_errors().push_back(std::move(msg));
+    record_static_registration_error(std::move(msg));
   }
 }
 
