@@ -241,3 +241,18 @@ def test_unboxed_adapter_signature_mismatch_is_an_error(tmp_path) -> None:
     with pytest.raises(RuntimeError, match="its C\\+\\+ signature takes 2 arguments and returns 1 values, the "
                                            "operator's schema has 1 arguments and 1 returns"):
         backend_sdk.ops.stable_mismatch.one(backend_sdk.ones(2))
+
+
+def test_kernel_returning_its_argument_handle_is_refused(tmp_path) -> None:
+    # Returning a borrowed handle would make the SDK free it twice: it is an error, not a crash.
+    src = tmp_path / "reuse.cpp"
+    src.write_text("#include <backend_sdk/stable/library.h>\n"
+                   "static sdk_stable_status same(void*, sdk_stable_ivalue* stack, int64_t, int64_t) {\n"
+                   "  return SDK_STABLE_OK; }  // stack[0] still holds the argument's handle\n"
+                   "STABLE_SDK_LIBRARY(stable_reuse, m) { m.def(\"same(Tensor x) -> Tensor\"); }\n"
+                   "STABLE_SDK_LIBRARY_IMPL(stable_reuse, CPU, m) { m.impl(\"same\", &same); }\n")
+    cpp_extension.load("stable_reuse", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+    x = backend_sdk.ones(3)
+    with pytest.raises(RuntimeError, match="stable_reuse::same: a stable kernel returned one of its argument handles"):
+        backend_sdk.ops.stable_reuse.same(x)
+    assert x.tolist() == [1.0, 1.0, 1.0]  # x's handle was not freed twice

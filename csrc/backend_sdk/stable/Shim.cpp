@@ -6,6 +6,7 @@
 // heap `StableLibrary`s holding an sdk::Library (Note [Stable handle ownership]).
 #include <backend_sdk/stable/c/shim.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -283,13 +284,25 @@ void stable_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKey
                          : ErrorKind::Runtime;
     throw Error(kind, msg);
   }
-  // Take over every return first (so none leaks if one is wrong), then check them.
+  // Take over every return first (so none leaks if one is wrong), then check them. A return
+  // that is one of the argument handles (or twice the same handle) breaks Note [Stable handle
+  // ownership]: taking it would free it twice, so it is refused instead.
   std::vector<std::unique_ptr<Tensor>> owned;
+  bool reused_handle = false;
   for (size_t i = 0; i < num_returns; ++i) {
-    if (sv[i].tag == SDK_STABLE_TAG_TENSOR && sv[i].payload != 0) {
-      owned.emplace_back(reinterpret_cast<Tensor*>(sv[i].payload));
+    if (sv[i].tag != SDK_STABLE_TAG_TENSOR || sv[i].payload == 0) continue;
+    auto* t = reinterpret_cast<Tensor*>(sv[i].payload);
+    bool seen = std::any_of(lent.begin(), lent.end(), [&](const auto& p) { return p.get() == t; }) ||
+                std::any_of(owned.begin(), owned.end(), [&](const auto& p) { return p.get() == t; });
+    if (seen) {
+      reused_handle = true;
+      sv[i].payload = 0;
+    } else {
+      owned.emplace_back(t);
     }
   }
+  SDK_CHECK(!reused_handle, op.name(), ": a stable kernel returned one of its argument handles (or one handle twice); "
+            "a return must be a new reference (sdk_stable_tensor_new_reference)");
   size_t next_owned = 0;
   for (size_t i = 0; i < num_returns; ++i) {
     const Type& type = *schema.returns[i].type;
