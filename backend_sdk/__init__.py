@@ -29,7 +29,7 @@ _register_blas()
 from ._C import (  # dtypes
     bfloat16, bool, dtype, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
-from ._C import AcceleratorError, DispatchKeySet, OutOfMemoryError, device
+from ._C import AcceleratorError, DispatchKeySet, OutOfMemoryError, TypeRuntimeError, ValueRuntimeError, device
 from ._factories import (
     arange, empty, empty_like, empty_strided, from_dlpack, from_numpy, frombuffer, full, full_like, ones, ones_like,
     tensor, zeros, zeros_like,
@@ -146,3 +146,10 @@ def _install_operator_functions() -> None:
 
 Tensor.norm = norm  # torch.norm's signature (p='fro', dim as int or list)
 _install_operator_functions()
+
+# Operator tags (Note [Operator tags], backend_sdk/_tags.py), torch.types' aliases, and backend_sdk.testing
+# as an attribute of the package after `import backend_sdk`, as torch.testing is.
+from ._tags import Tag, _install as _install_tags  # noqa: E402
+
+_install_tags()
+from . import testing, types  # noqa: E402,F401

@@ -291,9 +291,9 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise TypeError(f"arange(): argument '{name}' must be a number, not {type(v).__name__}")
     if step == 0:
-        raise ValueError("arange(): step must be nonzero")
+        raise _C.ValueRuntimeError("arange(): step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign")
+        raise _C.ValueRuntimeError(f"arange(): upper bound and larger bound inconsistent with step sign")
     all_int = all(isinstance(v, int) for v in (start, end, step))
     _check_arange_length(start, end, step, all_int)
     np_dtype = np.int64 if all_int else np.float64

@@ -52,5 +52,10 @@ class _Ops(types.ModuleType):
             setattr(self, name, ns)  # later lookups skip __getattr__
         return ns
 
+    def __delattr__(self, name: str) -> None:
+        """``delattr(ops, ns)`` forgets the namespace object; the next lookup builds a fresh one."""
+        self._namespaces.pop(name, None)
+        super().__delattr__(name)
+
 
 ops = _Ops()

@@ -7,7 +7,9 @@ on. Functions take a *backend* name (``"accel"``, ``"privateuseone"``) or a
 its current device).
 
 A device is attached to a backend once per process, from a shared library
-exporting ``sdk_device_api_entry`` (see ``csrc/backend_sdk/runtime/DeviceApi.h``)::
+exporting ``sdk_device_entry`` (version 2 of the contract; a version-1 library
+exporting ``sdk_device_api_entry`` still loads: see
+``csrc/backend_sdk/runtime/DeviceApi.h``)::
 
     import device_sim
     from backend_sdk import _runtime
@@ -54,6 +56,8 @@ __all__ = [
     "max_memory_reserved", "memory_summary", "memory_snapshot", "empty_cache", "set_per_process_memory_fraction",
     "get_per_process_memory_fraction", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
     "pinned_empty", "is_pinned", "host_memory_stats", "host_empty_cache", "copy_async", "is_in_bad_fork",
+    "device_api_version", "device_extensions", "has_device_extension", "can_device_access_peer", "trace_start",
+    "trace_stop", "trace_collect", "TRACE_KINDS",
 ]
 
 
@@ -102,8 +106,56 @@ def synchronize(device: DeviceLike) -> None:
 
 
 def get_device_properties(device: DeviceLike) -> dict[str, Any]:
-    """name, total_memory, supported_dtypes (bit mask), stream_priority_least/greatest."""
+    """name, total_memory, supported_dtypes (bit i: ScalarType i), stream_priority_least/greatest."""
     return _rt.get_device_properties(device)
+
+
+def device_api_version(backend: str) -> tuple[int, int]:
+    """(major, minor) of the device contract the backend's device was built against (major 1: adapted)."""
+    return tuple(_rt.device_api_version(backend))  # type: ignore[return-value]
+
+
+def device_extensions(backend: str) -> dict[str, int]:
+    """The extensions of the backend's device (Note [Device API extensions]): name -> version, in chain order."""
+    return dict(_rt.device_extensions(backend))
+
+
+def has_device_extension(backend: str, name: str) -> bool:
+    """True if the backend's device implements the extension ``name`` (e.g. ``"sdk.trace"``)."""
+    return name in device_extensions(backend)
+
+
+def can_device_access_peer(device: DeviceLike, peer: DeviceLike) -> bool:
+    """Whether kernels on ``device`` can access ``peer``'s memory directly (``torch.cuda.can_device_access_peer``)."""
+    return _rt.can_device_access_peer(device, peer)
+
+
+# ---- device tracing (the "sdk.trace" extension, Note [Device trace extension]) ----
+
+#: Record kinds of :func:`trace_collect` (SDK_TRACE_* in runtime/DeviceTraceExtension.h).
+TRACE_KINDS = {1: "kernel", 2: "memcpy", 3: "memset", 4: "host_func", 5: "event_record"}
+
+
+def trace_start(backend: str, capacity: int = 1 << 20) -> None:
+    """Starts recording the device's work, keeping at most ``capacity`` records (NotImplementedError if the
+    device has no "sdk.trace" extension)."""
+    _rt.trace_start(backend, capacity)
+
+
+def trace_stop(backend: str) -> None:
+    """Stops recording (recorded work stays collectable)."""
+    _rt.trace_stop(backend)
+
+
+def trace_collect(backend: str) -> tuple[list[dict[str, Any]], int]:
+    """Drains the records so far, oldest first, and the number the device dropped since the last collect.
+
+    Each record: ``kind`` (a key of :data:`TRACE_KINDS`), ``name``, ``device``, ``stream`` (the stream's
+    ``native_handle``; 0 for work of no stream), ``start_ns``/``end_ns`` (``time.monotonic_ns()`` clock),
+    ``bytes``.
+    """
+    records, dropped = _rt.trace_collect(backend)
+    return list(records), int(dropped)
 
 
 # ---- streams and events ----

@@ -258,13 +258,13 @@ class Tensor(_C.TensorBase):
         """A view with the dimensions reordered."""
         order = _int_list(dims, "permute")
         if len(order) != self.dim():
-            raise ValueError(
+            raise _C.ValueRuntimeError(
                 f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
                 f"desired ordering of dimensions i.e. input.dim() = {self.dim()} is not equal to len(dims) = {len(order)}"
             )
         wrapped = [_wrap_dim(d, self.dim(), "permute") for d in order]
         if len(set(wrapped)) != len(wrapped):
-            raise ValueError("permute(): duplicate dims are not allowed.")
+            raise _C.ValueRuntimeError("permute(): duplicate dims are not allowed.")
         sizes, strides = self.shape, self.stride()
         return self._restride([sizes[d] for d in wrapped], [strides[d] for d in wrapped], self.storage_offset())
 
@@ -328,7 +328,7 @@ class Tensor(_C.TensorBase):
         """A view repeating size-1 dimensions (stride 0) to the given sizes; -1 keeps a size."""
         target = _int_list(sizes, "expand")
         if len(target) < self.dim():
-            raise ValueError(
+            raise _C.ValueRuntimeError(
                 f"expand: the number of sizes provided ({len(target)}) must be greater or equal to the number of "
                 f"dimensions in the tensor ({self.dim()})"
             )
@@ -337,7 +337,7 @@ class Tensor(_C.TensorBase):
         for i, size in enumerate(target):
             if i < lead:
                 if size < 0:
-                    raise ValueError(f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+                    raise _C.ValueRuntimeError(f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
                 new_sizes.append(size)
                 new_strides.append(0)
                 continue
@@ -346,7 +346,7 @@ class Tensor(_C.TensorBase):
                 size = own
             if own != size:
                 if own != 1:
-                    raise ValueError(
+                    raise _C.ValueRuntimeError(
                         f"The expanded size of the tensor ({size}) must match the existing size ({own}) at "
                         f"non-singleton dimension {i}.  Target sizes: {target}.  Tensor sizes: {list(self.shape)}"
                     )

@@ -1,17 +1,23 @@
 """``backend_sdk.library``: defining operators and registering kernels from Python, as ``torch.library``."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+import threading
+from typing import Any, Callable, Iterator, Sequence
 
 from . import _C
+from ._tags import Tag, drop_tags, normalize_tags, set_tags
+from ._library.keys import resolve_device_type, resolve_key
 
 __all__ = [
     "CustomOpDef",
     "Library",
+    "Tag",
     "custom_op",
     "define",
     "fallthrough_kernel",
     "get_ctx",
+    "get_kernel",
     "impl",
     "infer_schema",
     "opcheck",
@@ -22,10 +28,28 @@ __all__ = [
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
+# Note [Python kernel overrides]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# As in PyTorch, one (namespace, operator, dispatch key) takes one kernel from
+# Python: a second Library.impl for it raises RuntimeError unless it passes
+# allow_override=True (the newest registration then wins; closing it brings the
+# previous one back). The entry goes away when the registering Library is
+# destroyed. Kernels custom_op registers for itself are not counted.
+_impls_lock = threading.Lock()
+_impls: dict[tuple[str, str], list["Library"]] = {}  # (ns::op.overload, key) -> libraries holding a kernel
+
 
 def fallthrough_kernel() -> None:
     """Pass as the kernel of ``Library.impl`` to register a fallthrough (the key is skipped)."""
     raise NotImplementedError("fallthrough_kernel is a marker and is never called")
+
+
+def _op_name_of(op_name: Any) -> str:
+    if isinstance(op_name, (_C.OpOverload, _C.OpOverloadPacket)):
+        return op_name.__name__
+    if not isinstance(op_name, str):
+        raise TypeError(f"expected an operator name (str) or an OpOverload, got {type(op_name).__name__}")
+    return op_name
 
 
 class Library:
@@ -46,33 +70,56 @@ class Library:
         self.dispatch_key = dispatch_key
         if kind != "IMPL" and dispatch_key:
             raise ValueError(f"Library({ns!r}, {kind!r}): dispatch_key is only allowed for IMPL libraries")
+        self._lib_key = resolve_key(dispatch_key, f"Library({ns!r}, {kind!r})") if dispatch_key else None
         # An IMPL library without a key registers each kernel under the key given to impl().
-        self._lib = None if kind == "IMPL" and not dispatch_key else _C._Library(kind, ns, dispatch_key or None)
+        self._lib = None
+        if kind != "IMPL" or self._lib_key:
+            self._lib = _C._Library(kind, ns, self._lib_key)
         self._impl_libs: dict[str, Any] = {}
         self._defined: list[str] = []
+        self._fake_impls: list[str] = []  # qualnames whose fake impl this library registered
+        self._overrides: list[tuple[str, str]] = []  # Note [Python kernel overrides]
+        self._absent_kernels: dict[tuple[str, str], Callable] = {}  # Note [Registrations for absent backends]
 
     def _impl_library(self, key: str) -> Any:
         """The C++ library that holds kernels for `key` (IMPL blocks are per key in C++)."""
-        if self.kind == "IMPL" and self.dispatch_key and key == _C._dispatch_key_name(self.dispatch_key):
+        if self.kind == "IMPL" and self._lib_key and key == self._lib_key:
             return self._lib
         lib = self._impl_libs.get(key)
         if lib is None:
             lib = self._impl_libs[key] = _C._Library("IMPL", self.ns, key)
         return lib
 
-    def define(self, schema: str, alias_analysis: str = "", *, tags: Any = ()) -> str:
-        """Defines an operator in this namespace from a schema; returns its name."""
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Tag | Sequence[Tag] = ()) -> str:
+        """Defines an operator in this namespace from a schema; returns its name.
+
+        ``tags``: one ``Tag`` or a sequence of them, returned by the operator's ``OpOverload.tags``.
+        """
         self._check_open()
+        if not isinstance(schema, str):
+            raise TypeError(f"Library.define: schema must be a string, got {type(schema).__name__}")
+        tag_list = normalize_tags(tags, f"Library({self.ns!r}).define({schema!r})")
+        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         if self.kind == "IMPL":
             raise RuntimeError(f"Library({self.ns!r}, 'IMPL') cannot define operators; use a DEF or FRAGMENT library")
         name = self._lib.define(schema)
         self._defined.append(name)
+        set_tags(f"{self.ns}::{name}", tag_list)
         return name
 
-    def impl(self, op_name: Any, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False) -> None:
-        """Registers fn as the kernel of op_name ("name.overload" or an OpOverload) for dispatch_key."""
+    def impl(self, op_name: Any, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False,
+             allow_override: bool = False) -> None:
+        """Registers fn as the kernel of op_name ("name.overload" or an OpOverload) for dispatch_key.
+
+        A second Python kernel for the same operator and key raises unless ``allow_override=True``
+        (Note [Python kernel overrides]). Keys of backends this process lacks ("CUDA", "XPU", ...)
+        are recorded and never dispatched (Note [Registrations for absent backends]).
+        """
         self._check_open()
-        name = op_name.__name__ if isinstance(op_name, (_C.OpOverload, _C.OpOverloadPacket)) else str(op_name)
+        name = _op_name_of(op_name)
+        if not callable(fn):
+            raise TypeError(f"Library.impl({name!r}): the kernel must be callable, got {type(fn).__name__}")
         if "::" in name:
             ns, name = name.split("::", 1)
             if ns != self.ns:
@@ -80,20 +127,57 @@ class Library:
                     f"Explicitly provided namespace ({ns}) in operator name does not match namespace of "
                     f"enclosing Library ({self.ns})"
                 )
-        key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        key = _C._dispatch_key_name(key)
-        if self.kind == "IMPL" and self.dispatch_key and key != _C._dispatch_key_name(self.dispatch_key):
+        if name.endswith(".default"):
+            name = name[: -len(".default")]
+        requested = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+        key = resolve_key(requested, f"Library({self.ns!r}).impl({name!r})")
+        if self.kind == "IMPL" and self.dispatch_key and key != self._lib_key:
             raise ValueError(
-                f"Explicitly provided dispatch key ({key}) is inconsistent with the dispatch key of the "
-                f"enclosing Library ({_C._dispatch_key_name(self.dispatch_key)})"
+                f"Explicitly provided dispatch key ({key or requested}) is inconsistent with the dispatch key of the "
+                f"enclosing Library ({self._lib_key or self.dispatch_key})"
             )
+        if key is None:
+            self._absent_kernels[(name, requested)] = fn
+            return
+        qualname = f"{self.ns}::{name}"
+        entry = (qualname, key)
+        with _impls_lock:
+            holders = _impls.setdefault(entry, [])
+            if holders and not allow_override and fn is not fallthrough_kernel:
+                raise RuntimeError(
+                    f"This is not allowed since there's already a kernel registered from python overriding "
+                    f"{name}'s behavior for {key} dispatch key and {self.ns} namespace. Pass allow_override=True "
+                    f"to replace it."
+                )
+            holders.append(self)
+        self._overrides.append(entry)
         lib = self._impl_library(key)
-        if fn is fallthrough_kernel:
-            lib.impl_fallthrough(name, key)
-        else:
-            lib.impl(name, key, fn, with_keyset)
+        try:
+            if fn is fallthrough_kernel:
+                lib.impl_fallthrough(name, key)
+            else:
+                lib.impl(name, key, fn, with_keyset)
+        except Exception:
+            self._release_override(entry)
+            raise
 
-    def fallback(self, fn: Callable, dispatch_key: str = "") -> None:
+    def _release_override(self, entry: tuple[str, str]) -> None:
+        with _impls_lock:
+            holders = _impls.get(entry, [])
+            if self in holders:
+                holders.remove(self)
+            if not holders:
+                _impls.pop(entry, None)
+        if entry in self._overrides:
+            self._overrides.remove(entry)
+
+    def _register_fake(self, op_name: Any, fn: Callable, _stacklevel: int = 1, *, allow_override: bool = False) -> None:
+        """Registers a fake impl tied to this library (it goes away when the library is destroyed)."""
+        name = _op_name_of(op_name)
+        qualname = name if "::" in name else f"{self.ns}::{name}"
+        register_fake(qualname, fn, lib=self, allow_override=allow_override)
+
+    def fallback(self, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False) -> None:
         """A backend fallback for every operator at dispatch_key: fn(op, keyset, args, kwargs).
 
         Only in ``Library("_", "IMPL", key)``.
@@ -101,7 +185,10 @@ class Library:
         self._check_open()
         if self.ns != "_" or self.kind != "IMPL":
             raise ValueError("fallback(): backend fallbacks are registered in Library('_', 'IMPL', dispatch_key)")
-        key = _C._dispatch_key_name(dispatch_key or self.dispatch_key)
+        key = resolve_key(dispatch_key or self.dispatch_key, "Library.fallback")
+        if key is None:
+            self._absent_kernels[("_fallback", dispatch_key or self.dispatch_key)] = fn
+            return
         lib = self._impl_library(key)
         if fn is fallthrough_kernel:
             lib.fallback_fallthrough()
@@ -113,11 +200,32 @@ class Library:
             raise RuntimeError(f"Library({self.ns!r}, {self.kind!r}) is closed")
 
     def _destroy(self) -> None:
-        """Removes everything this library registered."""
+        """Removes everything this library registered: kernels, definitions, their tags and fake impls."""
+        if getattr(self, "_closed", False):
+            return
         self._closed = True
+        from ._subclasses import fake_tensor
+
+        for entry in list(self._overrides):
+            self._release_override(entry)
         for lib in self._impl_libs.values():
             lib.reset()
         self._impl_libs.clear()
+        self._absent_kernels.clear()
+        defined = [f"{self.ns}::{n}" for n in self._defined]
+        for qualname in self._fake_impls + defined:
+            entry = fake_tensor._fake_impls.get(qualname)
+            # A fake impl registered through this library, or for an operator it defined, goes with it.
+            if entry is not None and (qualname in self._fake_impls or qualname in defined):
+                fake_tensor._fake_impls.pop(qualname, None)
+        self._fake_impls.clear()
+        for qualname in defined:
+            drop_tags(qualname)
+            meta = _fake_meta_libs.pop(qualname, None)
+            if meta is not None:
+                meta._destroy()
+        for meta in getattr(self, "_meta_from_fake", []):
+            meta._destroy()
         if self._lib is not None:
             self._lib.reset()
 
@@ -133,34 +241,80 @@ class Library:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
 
 
+@contextlib.contextmanager
+def _scoped_library(*args: Any, **kwargs: Any) -> Iterator[Library]:
+    """``with _scoped_library(ns, kind) as lib:`` a Library destroyed when the block ends, as PyTorch's."""
+    lib = Library(*args, **kwargs)
+    try:
+        yield lib
+    finally:
+        lib._destroy()
+
+
 # Libraries created by the module-level functions live for the process.
 _keep_alive: list[Library] = []
 
 
-def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Any = ()) -> None:
+def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag | Sequence[Tag] = ()) -> None:
     """Defines ``ns::name`` with ``schema`` (the part from '(' on), as ``torch.library.define``."""
-    if "::" not in qualname:
+    if not isinstance(qualname, str) or "::" not in qualname:
         raise ValueError(f"define(): expected a qualified name 'namespace::name', got {qualname!r}")
+    if not isinstance(schema, str):
+        raise TypeError(f"define({qualname!r}): schema must be a string, got {type(schema).__name__}")
     ns, name = qualname.split("::", 1)
+    tag_list = normalize_tags(tags, f"define({qualname!r})")
     if lib is None:
         lib = Library(ns, "FRAGMENT")
         _keep_alive.append(lib)
-    lib.define(name + schema)
+    lib.define(name + schema, tags=tag_list)
 
 
-def impl(qualname: Any, types: str | tuple[str, ...], func: Callable | None = None, *, lib: Library | None = None) -> Any:
-    """Registers a kernel for ``ns::name[.overload]`` for the given device types or dispatch keys.
+def _device_type_to_key(device_type: str, what: str) -> str | None:
+    """"default" -> CompositeExplicitAutograd, "cpu" -> CPU, a dispatch key name stays (as PyTorch's impl)."""
+    if device_type == "default":
+        return "CompositeExplicitAutograd"
+    try:
+        resolve_key(device_type, what)
+        return device_type
+    except (ValueError, TypeError):
+        pass
+    from ._library.keys import ABSENT_DEVICE_TYPES
 
-    Usable directly (``impl("ns::op", "cpu", fn)``) or as a decorator.
+    key = resolve_device_type(device_type, what)
+    return key if key is not None else ABSENT_DEVICE_TYPES[device_type.split(":", 1)[0].lower()]
+
+
+def impl(qualname: Any, types: Any, func: Callable | None = None, *, lib: Library | None = None) -> Any:
+    """Registers a kernel for ``ns::name[.overload]`` for device types or dispatch keys, as ``torch.library.impl``.
+
+    ``types``: "default" (every device: CompositeExplicitAutograd), a device type ("cpu", "accel", "Meta",
+    "cuda"...), a dispatch key ("CompositeImplicitAutograd", "Autograd", ...) or a sequence of these.
+    Usable directly (``impl("ns::op", "cpu", fn)``) or as a decorator; the older
+    ``impl(lib, "name", "CPU")`` decorator form (a Library first) is accepted too.
     """
-    keys = (types,) if isinstance(types, str) else tuple(types)
-    name = qualname.__name__ if isinstance(qualname, (_C.OpOverload, _C.OpOverloadPacket)) else str(qualname)
+    if isinstance(qualname, Library):  # impl(lib, name, dispatch_key="") -> decorator
+        target, name, key = qualname, types, func if isinstance(func, str) else ""
+        if func is not None and not isinstance(func, str):
+            raise TypeError("impl(lib, name, dispatch_key): dispatch_key must be a string")
+
+        def register_on(fn: Callable) -> Callable:
+            target.impl(name, fn, key)
+            return fn
+
+        return register_on
+    keys_in = (types,) if isinstance(types, str) else tuple(types) if isinstance(types, (tuple, list)) else None
+    if not keys_in:
+        raise TypeError(f"impl(): types must be a device type, a dispatch key or a sequence of them, got {types!r}")
+    name = _op_name_of(qualname)
     if "::" not in name:
         raise ValueError(f"impl(): expected a qualified name 'namespace::name', got {name!r}")
     ns, op = name.split("::", 1)
+    keys = [(t, _device_type_to_key(t, f"impl({name!r})")) for t in keys_in]
 
     def register(fn: Callable) -> Callable:
-        for key in keys:
+        if not callable(fn):
+            raise TypeError(f"impl({name!r}): expected a function, got {type(fn).__name__}")
+        for requested, key in keys:
             target = lib
             if target is None:
                 target = Library(ns, "FRAGMENT")
@@ -201,21 +355,27 @@ def _qualname(op: Any, what: str) -> str:
 
 
 def _caller_location() -> str:
-    import inspect
+    import sys
 
-    for frame in inspect.stack()[1:]:
-        if "backend_sdk/_library" not in frame.filename and "backend_sdk/library.py" not in frame.filename:
-            return f"{frame.filename}:{frame.lineno}"
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if "backend_sdk/_library" not in filename and "backend_sdk/library.py" not in filename:
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
     return "<unknown>"
 
 
-def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | None = None, _stacklevel: int = 1) -> Any:
+def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | None = None, _stacklevel: int = 1,
+                  allow_override: bool = False) -> Any:
     """Registers the fake kernel of an operator (defined in Python or C++), as ``torch.library.register_fake``.
 
     The fake kernel receives fake tensors and returns fake outputs with the right
     shape, dtype, device and strides without reading data; ``get_ctx()`` inside it
     gives ``new_dynamic_size()``. It also serves as the operator's Meta kernel unless
-    one is registered. Decorator or direct.
+    one is registered. Decorator or direct. A second registration raises unless
+    ``allow_override=True``; one made through ``lib`` goes away when ``lib`` is destroyed,
+    and so does every fake impl of an operator when the library that defined it is.
     """
     from ._subclasses import fake_tensor
 
@@ -225,11 +385,13 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
         if not callable(fn):
             raise TypeError(f"register_fake({qualname}): expected a function, got {type(fn).__name__}")
         existing = fake_tensor._fake_impls.get(qualname)
-        if existing is not None:
-            raise ValueError(
+        if existing is not None and not allow_override and existing[1] != "<custom_op: no returns>":
+            raise _C.ValueRuntimeError(
                 f"register_fake(...): the operator {qualname} already has a fake impl registered at {existing[1]}."
             )
         fake_tensor._fake_impls[qualname] = (fn, _caller_location())
+        if lib is not None:
+            lib._fake_impls.append(qualname)
         def meta_kernel(*args: Any, **kwargs: Any) -> Any:
             prev = getattr(fake_tensor._tls, "ctx", None)
             fake_tensor._tls.ctx = fake_tensor.FakeImplCtx(qualname)
@@ -243,15 +405,23 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
         custom = _custom_ops.get(qualname)
         if custom is not None:
             custom._register_fake_meta(meta_kernel)
-        elif not _C._dispatch_has_kernel_for_key(qualname, "Meta"):
+        elif not _C._dispatch_has_kernel_for_key(qualname, "Meta") or qualname in _fake_meta_libs:
             ns, name = qualname.split("::", 1)
-            target = lib or Library(ns, "FRAGMENT")
-            if lib is None:
-                _keep_alive.append(target)
+            previous = _fake_meta_libs.pop(qualname, None)
+            if previous is not None:  # the Meta kernel made from an earlier fake impl
+                previous._destroy()
+            target = Library(ns, "FRAGMENT")
             target.impl(name, meta_kernel, "Meta")
+            _fake_meta_libs[qualname] = target
+            if lib is not None:
+                lib._meta_from_fake = getattr(lib, "_meta_from_fake", []) + [target]
         return fn
 
     return register(func) if func is not None else register
+
+
+# "ns::op" -> the Library holding the Meta kernel made from its fake impl.
+_fake_meta_libs: dict[str, Library] = {}
 
 
 def get_ctx() -> Any:
@@ -275,8 +445,48 @@ def register_kernel(op: Any, device_types: str | Sequence[str], func: Callable |
         target = _custom_ops[base]
         return target.register_kernel(device_types, func) if func is not None else target.register_kernel(device_types)
     types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
-    keys = [_device_key(d) for d in types]
-    return impl(qualname, tuple(keys), func, lib=lib)
+    if not types:
+        raise ValueError(f"register_kernel({qualname}): needs at least one device type")
+    for d in types:
+        _device_key(d, f"register_kernel({qualname})")  # an unknown device type is an error naming it
+    return impl(qualname, types, func, lib=lib)
+
+
+class _KernelHandle:
+    """The kernel an operator runs for one dispatch key (``get_kernel``); ``call_boxed(keyset, *args, **kwargs)``."""
+
+    def __init__(self, qualname: str, key: str) -> None:
+        self._qualname, self._key = qualname, key
+
+    def call_boxed(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        """Runs the kernel of this key (the key set is taken as the key alone, as a redispatch to it)."""
+        del keyset
+        return _C._redispatch(self._qualname, _C.DispatchKeySet([self._key]), *args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.call_boxed(None, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<kernel of {self._qualname} for {self._key}>"
+
+
+def get_kernel(op: Any, dispatch_key: Any) -> _KernelHandle:
+    """The kernel ``op`` runs for ``dispatch_key`` (a runtime key such as "CPU"), as ``torch.library.get_kernel``.
+
+    Raises RuntimeError if the operator has no kernel for that key (its computed table says "missing").
+    """
+    qualname = _qualname(op, "get_kernel")
+    key_name = dispatch_key if isinstance(dispatch_key, str) else getattr(dispatch_key, "name", dispatch_key)
+    key = resolve_key(key_name, f"get_kernel({qualname})")
+    if key is None:
+        raise RuntimeError(f"get_kernel({qualname}): this process has no backend for dispatch key {key_name}")
+    table = _C._dispatch_dump_table(qualname)
+    line = next((ln for ln in table.splitlines() if ln.split(":", 1)[0] == key), None)
+    if line is None:
+        raise _C.ValueRuntimeError(f"get_kernel({qualname}): {key} is not a runtime dispatch key (use e.g. CPU, Meta)")
+    if line.endswith(": missing"):
+        raise RuntimeError(f"get_kernel({qualname}): the operator has no kernel for dispatch key {key}")
+    return _KernelHandle(qualname, key)
 
 
 def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable | None = None,
@@ -290,9 +500,11 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
     from ._library.autograd import make_autograd_kernel
 
     qualname = _qualname(op, "register_autograd")
-    schema = _C._parse_schema(_C._get_op_overload(qualname)._schema)
-    if schema.is_mutable:
-        raise ValueError(
+    overload = _C._get_op_overload(qualname)
+    schema = _C._parse_schema(overload._schema)
+    inplace = Tag.inplace in overload.tags
+    if schema.is_mutable and not inplace:
+        raise _C.ValueRuntimeError(
             f"Cannot register autograd formula for non-functional operator {qualname} with schema {schema}. "
             f"Please create a functional operator and register an autograd formula for that."
         )
@@ -300,7 +512,7 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
         raise TypeError(f"register_autograd({qualname}): backward must be callable, got {type(backward).__name__}")
     if setup_context is not None and not callable(setup_context):
         raise TypeError(f"register_autograd({qualname}): setup_context must be callable or None")
-    kernel = make_autograd_kernel(qualname, schema, backward, setup_context)
+    kernel = make_autograd_kernel(qualname, schema, backward, setup_context, dirty_first=inplace)
     ns, name = qualname.split("::", 1)
     if lib is None:
         previous = _autograd_libs.pop(qualname, None)
@@ -315,10 +527,10 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
 _autograd_libs: dict[str, Library] = {}
 
 
-def opcheck(op: Any, args: tuple, kwargs: dict | None = None, *, test_utils: Any = None,
-            raise_exception: bool = True) -> dict[str, str]:
+def opcheck(op: Any, args: tuple | list, kwargs: dict | None = None, *, test_utils: Any = None,
+            raise_exception: bool = True, atol: float | None = None, rtol: float | None = None) -> dict[str, Any]:
     """Checks a custom operator's registrations, as ``torch.library.opcheck``; see backend_sdk.testing.opcheck."""
     from .testing._opcheck import DEFAULT_TEST_UTILS, opcheck as _opcheck
 
     return _opcheck(op, args, kwargs, test_utils=DEFAULT_TEST_UTILS if test_utils is None else test_utils,
-                    raise_exception=raise_exception)
+                    raise_exception=raise_exception, atol=atol, rtol=rtol)

@@ -37,7 +37,7 @@ lib_dir = str(__import__("pathlib").Path(device_sim.library_path()).parent)
 t0 = time.perf_counter()
 cpp_extension.load(name, sources, extra_include_paths=[sim_dir],
                    extra_ldflags=[f"-L{lib_dir}", "-ldevice_sim", f"-Wl,-rpath,{lib_dir}"],
-                   build_directory=build_dir, is_standalone=standalone)
+                   build_directory=build_dir, is_python_module=False, is_standalone=standalone)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 

@@ -102,11 +102,9 @@ def lib() -> ctypes.CDLL:
 
 def _last_error() -> str:
     """The simulator's detailed message for the calling thread's last failing call."""
-    f = lib().sdk_device_api_entry
-    f.restype = ctypes.c_void_p
-    # get_last_error_message is the last slot of version 1 (offset 16 + 26 pointers).
-    slot = ctypes.c_void_p.from_address(f() + 16 + 26 * ctypes.sizeof(ctypes.c_void_p)).value
-    return (ctypes.CFUNCTYPE(ctypes.c_char_p)(slot)() or b"").decode(errors="replace")
+    f = lib().device_sim_last_error_message
+    f.restype = ctypes.c_char_p
+    return (f() or b"").decode(errors="replace")
 
 
 def _check_device(what: str, device: int) -> int:

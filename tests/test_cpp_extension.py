@@ -51,21 +51,21 @@ def run_python(code: str, env_root: Path, **env: str) -> subprocess.CompletedPro
 def test_load_builds_registers_and_caches(tmp_path, ext_root):
     src = tmp_path / "scale_ext.cpp"
     src.write_text(op_source("jit_scale"))
-    path = cpp_extension.load("jit_scale_ext", [str(src)])
+    path = cpp_extension.load("jit_scale_ext", [str(src)], is_python_module=False)
     tag = f"py{sys.version_info.major}{sys.version_info.minor}"
     assert Path(path).parent == ext_root / tag / "jit_scale_ext"
     assert Path(path).name.startswith("jit_scale_ext_") and path.endswith(".so")
     x = backend_sdk.tensor([1.0, -2.0, 3.0])
     assert backend_sdk.ops.jit_scale.scale(x).tolist() == [2.0, -4.0, 6.0]
     # Loading again in this process is a no-op returning the same library.
-    assert cpp_extension.load("jit_scale_ext", str(src)) == path
+    assert cpp_extension.load("jit_scale_ext", str(src), is_python_module=False) == path
     mtime = os.stat(path).st_mtime_ns
 
     # A fresh process finds the cached library: no build, same file.
     check = f"""
         import backend_sdk
         from backend_sdk.utils import cpp_extension
-        p = cpp_extension.load("jit_scale_ext", [{str(src)!r}], verbose=True)
+        p = cpp_extension.load("jit_scale_ext", [{str(src)!r}], verbose=True, is_python_module=False)
         print(p)
         print(backend_sdk.ops.jit_scale.scale(backend_sdk.tensor([1.5])).tolist())
     """
@@ -80,7 +80,7 @@ def test_load_builds_registers_and_caches(tmp_path, ext_root):
     r = run_python(check, ext_root)
     assert r.returncode == 0, r.stderr
     new_path, value = r.stdout.split()
-    assert new_path != path and value == "[4.5]" and "Building extension 'jit_scale_ext'" in r.stderr
+    assert new_path != path and value == "[4.5]" and "Building extension module jit_scale_ext" in r.stderr
     assert not os.path.exists(path)
     # So do changed flags.
     r = run_python(check.replace("verbose=True", "verbose=True, extra_cflags=['-DUNUSED=1']"), ext_root)
@@ -96,7 +96,7 @@ def test_load_inline_and_build_directory(tmp_path):
         }
         SDK_LIBRARY(jit_inline, m) { m.def("plus_one(Tensor x) -> Tensor"); }
         SDK_LIBRARY_IMPL(jit_inline, CompositeExplicitAutograd, m) { m.impl("plus_one", &plus_one); }
-    """, build_directory=str(build))
+    """, build_directory=str(build), is_python_module=False)
     assert Path(path).parent == build and (build / "main.cpp").exists()
     assert backend_sdk.ops.jit_inline.plus_one(backend_sdk.tensor([1, 2])).tolist() == [2, 3]
 
@@ -112,13 +112,14 @@ def test_direct_compiler_path_with_several_sources(tmp_path, ext_root, monkeypat
     (tmp_path / "ops.cpp").write_text('#include "helper.h"\n#include <backend_sdk/dispatch/Library.h>\n'
                                       'SDK_LIBRARY(jit_multi, m) { m.def("cube(Tensor x) -> Tensor"); }\n'
                                       'SDK_LIBRARY_IMPL(jit_multi, CPU, m) { m.impl("cube", &cube); }\n')
-    path = cpp_extension.load("jit_multi_ext", [str(tmp_path / "ops.cpp"), str(tmp_path / "helper.cpp")])
+    path = cpp_extension.load("jit_multi_ext", [str(tmp_path / "ops.cpp"), str(tmp_path / "helper.cpp")],
+                              is_python_module=False)
     assert not (Path(path).parent / "build.ninja").exists()
     assert backend_sdk.ops.jit_multi.cube(backend_sdk.tensor([2.0])).tolist() == [8.0]
     # The headers next to the sources are part of the key: editing one rebuilds.
     (tmp_path / "helper.h").write_text((tmp_path / "helper.h").read_text() + "// edited\n")
     rebuilt = cpp_extension.load("jit_multi_ext", [str(tmp_path / "ops.cpp"), str(tmp_path / "helper.cpp")],
-                                 is_standalone=True)
+                                 is_python_module=False, is_standalone=True)
     assert rebuilt != path and os.path.exists(rebuilt)
 
 
@@ -126,7 +127,7 @@ def test_compiler_error_is_raised_with_the_compilers_lines(tmp_path, ext_root):
     src = tmp_path / "broken.cpp"
     src.write_text('#include <backend_sdk/dispatch/Library.h>\nint f() { return undefined_name_xyz; }\n')
     with pytest.raises(RuntimeError) as info:
-        cpp_extension.load("jit_broken_ext", [str(src)])
+        cpp_extension.load("jit_broken_ext", [str(src)], is_python_module=False)
     message = str(info.value)
     assert message.startswith("Error building extension 'jit_broken_ext':\n")
     assert "broken.cpp:2" in message and "undefined_name_xyz" in message and "error:" in message
@@ -135,7 +136,8 @@ def test_compiler_error_is_raised_with_the_compilers_lines(tmp_path, ext_root):
     # A link error is reported the same way.
     src.write_text('int g(); int f() { return g(); }\n')
     with pytest.raises(RuntimeError, match=r"(?s)Error building extension 'jit_broken_ext':\n.*undefined reference"):
-        cpp_extension.load("jit_broken_ext", [str(src)], extra_ldflags=["-Wl,--no-undefined"])
+        cpp_extension.load("jit_broken_ext", [str(src)], extra_ldflags=["-Wl,--no-undefined"],
+                           is_python_module=False)
 
 
 def test_bad_arguments(tmp_path, ext_root):
@@ -149,7 +151,7 @@ def test_bad_arguments(tmp_path, ext_root):
     with pytest.raises(ValueError, match=r"source file '.*kernel\.cu' is not C\+\+"):
         cpp_extension.load("jit_cuda", [str(tmp_path / "kernel.cu")])
     with pytest.raises(ValueError, match="functions= binds Python functions and needs is_python_module=True"):
-        cpp_extension.load_inline("jit_fn", "int f() { return 1; }", functions=["f"])
+        cpp_extension.load_inline("jit_fn", "int f() { return 1; }", functions=["f"], is_python_module=False)
     assert not ext_root.exists()  # nothing was created for the bad calls
 
 
@@ -157,13 +159,13 @@ def test_bad_arguments(tmp_path, ext_root):
 def test_duplicate_registration_surfaces_from_load(tmp_path, ext_root):
     first = tmp_path / "first.cpp"
     first.write_text(op_source("jit_dup"))
-    cpp_extension.load("jit_dup_first", [str(first)])
+    cpp_extension.load("jit_dup_first", [str(first)], is_python_module=False)
     second = tmp_path / "second.cpp"
     second.write_text(op_source("jit_dup").replace("SDK_LIBRARY(jit_dup, m) {",
                                                    'SDK_LIBRARY_FRAGMENT(jit_dup_other, m) { m.def("g(Tensor x) -> Tensor"); }\n'
                                                    "SDK_LIBRARY(jit_dup, m) {"))
     with pytest.raises(ValueError) as info:
-        cpp_extension.load("jit_dup_second", [str(second)])
+        cpp_extension.load("jit_dup_second", [str(second)], is_python_module=False)
     message = str(info.value)
     assert message.startswith("Error loading extension 'jit_dup_second'")
     assert "Only a single SDK_LIBRARY can be used to register the namespace jit_dup" in message
@@ -178,7 +180,7 @@ def test_concurrent_builds_are_serialised(tmp_path, ext_root):
     code = f"""
         import backend_sdk
         from backend_sdk.utils import cpp_extension
-        p = cpp_extension.load("jit_race_ext", [{str(src)!r}], verbose=True)
+        p = cpp_extension.load("jit_race_ext", [{str(src)!r}], verbose=True, is_python_module=False)
         print(p, backend_sdk.ops.jit_race.scale(backend_sdk.tensor([2.0])).tolist())
     """
     environ = dict(os.environ, BACKEND_SDK_EXTENSIONS_DIR=str(ext_root))
@@ -189,7 +191,7 @@ def test_concurrent_builds_are_serialised(tmp_path, ext_root):
     assert all(code == 0 for _, _, code in results), [err for _, err, _ in results]
     outputs = {out.strip() for out, _, _ in results}
     assert len(outputs) == 1 and outputs.pop().endswith("[4.0]")
-    assert sum("Building extension 'jit_race_ext'" in err for _, err, _ in results) == 1
+    assert sum("Building extension module jit_race_ext" in err for _, err, _ in results) == 1
     build = ext_root / f"py{sys.version_info.major}{sys.version_info.minor}" / "jit_race_ext"
     assert len(list(build.glob("jit_race_ext_*.so"))) == 1
 

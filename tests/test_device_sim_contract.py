@@ -12,70 +12,76 @@ import pytest
 from backend_sdk import _runtime as rt
 import backend_sdk
 import device_sim
+from backend_sdk import _C
+from backend_sdk.utils.python_device import DeviceLibrary, device_api_slots, device_api_struct
 
-FIELDS = ("device_count get_device_properties get_device set_device mem_get_info malloc free host_malloc host_free "
-          "memcpy memcpy_async memset_async stream_create stream_destroy stream_query stream_synchronize "
-          "stream_wait_event event_create event_destroy event_record event_query event_synchronize "
-          "event_elapsed_time launch_host_func device_synchronize get_error_string get_last_error_message").split()
-
-
-class DeviceApi(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("api_version", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)] + [
-        (f, ctypes.c_void_p) for f in FIELDS]
+def sim_api(raw: bool = False) -> DeviceLibrary:
+    return DeviceLibrary(device_sim.lib(), raw=raw)
 
 
-def sim_api() -> DeviceApi:
-    entry = device_sim.lib().sdk_device_api_entry
-    entry.restype = ctypes.POINTER(DeviceApi)
-    return entry().contents
+def copy_of_table(api: DeviceLibrary):
+    struct = device_api_struct()
+    return struct.from_buffer_copy(ctypes.string_at(api.address, ctypes.sizeof(struct)))
 
 
 def test_struct_layout_matches_the_header():
     api = sim_api()
-    assert api.struct_size == ctypes.sizeof(DeviceApi) == 16 + 8 * len(FIELDS)
-    assert api.api_version == 1
-    assert all(getattr(api, f) for f in FIELDS)
+    slots = device_api_slots()
+    consts = _C._runtime._device_api_constants()
+    assert api.table.struct_size == ctypes.sizeof(device_api_struct()) == consts["sizeof(sdk_device_api)"]
+    assert api.table.struct_size == 24 + 8 * len(slots)  # header (size, major, minor, extension_start) + slots
+    assert (api.major, api.minor) == _C._runtime._device_api_version() == (2, 1)
+    assert [s.offset for s in slots] == [24 + 8 * i for i in range(len(slots))]
+    assert all(getattr(api, s.name) is not None for s in slots)  # the simulator implements every slot
+    assert api.context != 0
 
 
 def test_loader_refuses_version_and_size_mismatch():
-    good = sim_api()
-    bad = DeviceApi.from_buffer_copy(bytes(good))
-    bad.api_version = 2
-    with pytest.raises(ValueError, match="implements device API version 2, but this SDK implements version 1"):
-        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(bad), "fake")
-    small = DeviceApi.from_buffer_copy(bytes(good))
+    api = sim_api()
+    bad = copy_of_table(api)
+    bad.major_version = 3
+    with pytest.raises(ValueError, match=r"'fake' implements device API version 3.1, but this SDK \(device API 2.1\) "
+                                         r"supports major versions 1 and 2"):
+        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(bad), "fake", context=api.context)
+    small = copy_of_table(api)
     small.struct_size = 64
-    with pytest.raises(ValueError, match="struct_size 64, smaller than the 232 bytes of version 1"):
-        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(small), "fake")
-    missing = DeviceApi.from_buffer_copy(bytes(good))
-    missing.malloc = None
+    size_2_1 = _C._runtime._device_api_size_of_minor(1)
+    with pytest.raises(ValueError, match=f"struct_size 64, smaller than the {size_2_1} bytes of version 2.1"):
+        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(small), "fake", context=api.context)
+    missing = copy_of_table(api)
+    missing.malloc = ctypes.cast(None, type(missing.malloc))
     with pytest.raises(ValueError, match="required device API slots NULL: malloc"):
-        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(missing), "fake")
+        rt._rt._attach_device_api("privateusetwo", ctypes.addressof(missing), "fake", context=api.context)
     assert not rt.has_device("privateusetwo")
     with pytest.raises(ValueError, match="not an accelerator backend"):
         rt.attach_device_library("cpu", device_sim.library_path())
     with pytest.raises(ValueError, match="cannot load"):
         rt.attach_device_library("privateusetwo", "/nonexistent/libnothing.so")
     lib = os.path.join(os.path.dirname(backend_sdk.__file__), "lib", "libbackend_sdk.so")
-    with pytest.raises(ValueError, match="does not export sdk_device_api_entry"):
+    with pytest.raises(ValueError, match=r"does not export sdk_device_entry\(\) \(version 2\) or "
+                                         r"sdk_device_api_entry\(\) \(version 1\)"):
         rt.attach_device_library("privateusetwo", lib)
 
 
 def test_contract_bad_input_returns_statuses():
     rt.attach_device_library("privateusethree", device_sim.library_path())
     api = sim_api()
-    malloc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t)(api.malloc)
-    free = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)(api.free)
-    last = ctypes.CFUNCTYPE(ctypes.c_char_p)(api.get_last_error_message)
+    raw = sim_api(raw=True)
     p = ctypes.c_void_p()
-    assert malloc(0, ctypes.byref(p), 4096) == 0 and p.value
-    assert free(0, p) == 0
-    assert free(0, p) == 1 and b"double free" in last()  # SDK_ERROR_INVALID_VALUE
+    assert api.malloc(0, ctypes.byref(p), 4096) == 0 and p.value
+    assert api.free(0, p) == 0
+    assert api.free(0, p) == 1 and b"double free" in api.get_last_error_message()  # SDK_ERROR_INVALID_VALUE
     host = ctypes.create_string_buffer(16)
-    assert free(0, ctypes.addressof(host)) == 1 and b"not a pointer into the memory of device 0" in last()
-    assert malloc(9, ctypes.byref(p), 16) == 3  # SDK_ERROR_INVALID_DEVICE
-    assert malloc(0, ctypes.byref(p), 1 << 62) == 2  # SDK_ERROR_OUT_OF_MEMORY
-    assert b"out of memory" in last()
+    assert raw.free(0, ctypes.addressof(host)) == 1
+    assert b"not a pointer into the memory of device 0" in api.get_last_error_message()
+    assert api.malloc(9, ctypes.byref(p), 16) == 3  # SDK_ERROR_INVALID_DEVICE
+    assert api.malloc(0, ctypes.byref(p), 1 << 62) == 2  # SDK_ERROR_OUT_OF_MEMORY
+    assert b"out of memory" in api.get_last_error_message()
+    # A call with another context than the one sdk_device_entry returned is refused (Note [device_sim context]).
+    malloc = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.c_size_t)(ctypes.c_void_p.from_address(api.address + 24 + 5 * 8).value)
+    assert malloc(api.context + 8, 0, ctypes.byref(p), 16) == 4  # SDK_ERROR_INVALID_HANDLE
+    assert b"is not the context sdk_device_entry() returned" in api.get_last_error_message()
     with pytest.raises(RuntimeError, match="already running"):
         device_sim.configure(num_devices=3)
     device_sim.configure(num_devices=device_sim.num_devices())  # unchanged: fine

@@ -236,8 +236,12 @@ def test_impl_before_def_then_call_errors_clearly(ns):
 
 def test_unknown_dispatch_key_lists_valid_ones(lib, ns):
     lib.define("k(Tensor x) -> Tensor")
-    with pytest.raises(ValueError, match=r"Unknown dispatch key 'CUDA'. Valid keys are: .*CompositeImplicitAutograd"):
-        lib.impl("k", lambda x: x, "CUDA")
+    with pytest.raises(ValueError, match=r"Unknown dispatch key 'CUDAX'. Valid keys are: .*CompositeImplicitAutograd"):
+        lib.impl("k", lambda x: x, "CUDAX")
+    # A key of a PyTorch backend this process lacks is recorded, never dispatched
+    # (Note [Registrations for absent backends]).
+    lib.impl("k", lambda x: x, "CUDA")
+    assert "CUDA" not in _C._dispatch_dump_table(f"{ns}::k")
 
 
 def test_bad_schema_is_value_error_with_position(lib):
@@ -279,8 +283,11 @@ def test_overriding_a_kernel_warns_and_closing_restores_the_previous(lib, ns):
     first.impl("w", lambda x: "first" and x)
     calls = []
     second = Library(ns, "IMPL", "CPU")
-    with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
+    # Note [Python kernel overrides]: as in PyTorch, a second Python kernel needs allow_override=True.
+    with pytest.raises(RuntimeError, match="already a kernel registered from python overriding w's behavior for CPU"):
         second.impl("w", lambda x: calls.append("second") or x)
+    with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
+        second.impl("w", lambda x: calls.append("second") or x, allow_override=True)
     op(ns, "w")(cpu_tensor(1))
     assert calls == ["second"]
     second._destroy()

@@ -55,7 +55,7 @@ _RACE_CHILD = textwrap.dedent("""
             }}
             SDK_LIBRARY(race_r{r}, m) {{ m.def("which(Tensor x) -> Tensor"); }}
             SDK_LIBRARY_IMPL(race_r{r}, CPU, m) {{ m.impl("which", &which); }}
-        ''')
+        ''', is_python_module=False)
         got = getattr(backend_sdk.ops, f"race_r{r}").which(backend_sdk.tensor([0])).tolist()
         if got != [k]:
             sys.exit(f"process {me} round {r}: ran another kernel: expected [{k}], got {got}")
@@ -330,7 +330,7 @@ def test_extension_with_undefined_symbol_names_it(tmp_path, monkeypatch):
         extern "C" int uses_missing(int x) { return vendor::missing_helper(x); }
     """
     with pytest.raises(cpp_extension.ExtensionLoadError) as info:
-        cpp_extension.load_inline("jit_undefined_symbol", source)
+        cpp_extension.load_inline("jit_undefined_symbol", source, is_python_module=False)
     message = str(info.value)
     assert isinstance(info.value, OSError)
     assert message.startswith("Error loading extension 'jit_undefined_symbol': the library ")

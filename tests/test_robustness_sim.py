@@ -21,58 +21,20 @@ import pytest
 import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
+from backend_sdk.utils.python_device import DeviceLibrary
 
 B = "privateusethree"
 SUCCESS, INVALID_VALUE, INVALID_HANDLE = 0, 1, 4
 
-st, vp, sz, i32 = ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32
-# The contract's slots that take a handle or a pointer, with their C signatures.
-PROTOS = {
-    "device_count": ctypes.CFUNCTYPE(st, vp),
-    "get_device": ctypes.CFUNCTYPE(st, vp),
-    "mem_get_info": ctypes.CFUNCTYPE(st, i32, vp, vp),
-    "malloc": ctypes.CFUNCTYPE(st, i32, ctypes.POINTER(vp), sz),
-    "free": ctypes.CFUNCTYPE(st, i32, vp),
-    "memcpy": ctypes.CFUNCTYPE(st, vp, vp, sz, i32),
-    "memcpy_async": ctypes.CFUNCTYPE(st, vp, vp, sz, i32, vp),
-    "memset_async": ctypes.CFUNCTYPE(st, vp, i32, sz, vp),
-    "stream_create": ctypes.CFUNCTYPE(st, i32, i32, ctypes.POINTER(vp)),
-    "stream_destroy": ctypes.CFUNCTYPE(st, vp),
-    "stream_query": ctypes.CFUNCTYPE(st, vp),
-    "stream_synchronize": ctypes.CFUNCTYPE(st, vp),
-    "stream_wait_event": ctypes.CFUNCTYPE(st, vp, vp),
-    "event_create": ctypes.CFUNCTYPE(st, i32, ctypes.c_uint32, ctypes.POINTER(vp)),
-    "event_destroy": ctypes.CFUNCTYPE(st, vp),
-    "event_record": ctypes.CFUNCTYPE(st, vp, vp),
-    "event_query": ctypes.CFUNCTYPE(st, vp),
-    "event_synchronize": ctypes.CFUNCTYPE(st, vp),
-    "event_elapsed_time": ctypes.CFUNCTYPE(st, vp, vp, vp),
-    "launch_host_func": ctypes.CFUNCTYPE(st, vp, vp, vp),
-    "get_last_error_message": ctypes.CFUNCTYPE(ctypes.c_char_p),
-}
-FIELDS = ("device_count get_device_properties get_device set_device mem_get_info malloc free host_malloc host_free "
-          "memcpy memcpy_async memset_async stream_create stream_destroy stream_query stream_synchronize "
-          "stream_wait_event event_create event_destroy event_record event_query event_synchronize "
-          "event_elapsed_time launch_host_func device_synchronize get_error_string get_last_error_message").split()
+vp = ctypes.c_void_p
 
 
-class DeviceApi(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("api_version", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)] + [
-        (f, ctypes.c_void_p) for f in FIELDS]
-
-
-class Api:
-    """The simulator's contract, callable slot by slot."""
+class Api(DeviceLibrary):
+    """The simulator's contract, callable slot by slot: every slot of SDK_DEVICE_API_SLOTS (through
+    _C._runtime._device_api_slots()), pointers as plain addresses, the context passed first."""
 
     def __init__(self) -> None:
-        entry = device_sim.lib().sdk_device_api_entry
-        entry.restype = ctypes.POINTER(DeviceApi)
-        table = entry().contents
-        for name, proto in PROTOS.items():
-            setattr(self, name, proto(getattr(table, name)))
-
-    def last_error(self) -> str:
-        return (self.get_last_error_message() or b"").decode()
+        super().__init__(device_sim.lib(), raw=True)
 
     def stream(self, device: int = 0) -> int:
         h = vp()
@@ -150,7 +112,7 @@ def stream_calls(api: Api, sim, buf: int, host) -> dict:
         "stream_synchronize": api.stream_synchronize,
         "stream_wait_event": lambda h: api.stream_wait_event(h, ev),
         "event_record": lambda h: api.event_record(ev, h),
-        "launch_host_func": lambda h: api.launch_host_func(h, ctypes.cast(noop, vp), None),
+        "launch_host_func": lambda h: api.launch_host_func(h, ctypes.cast(noop, vp), None, None),
         "device_sim_launch_kernel": lambda h: sim.device_sim_launch_kernel(h, ctypes.cast(kernel, vp), None, 0),
         "device_sim_launch_kernel_named": lambda h: sim.device_sim_launch_kernel_named(
             h, b"k", ctypes.cast(kernel, vp), None, 0),
@@ -511,7 +473,8 @@ _CRASH_CHILD = textwrap.dedent("""
     import sys
     import backend_sdk
     from backend_sdk.utils import cpp_extension
-    path = cpp_extension.load_inline("jit_crash_ext", sys.argv[2], build_directory=sys.argv[3])
+    path = cpp_extension.load_inline("jit_crash_ext", sys.argv[2], build_directory=sys.argv[3],
+                                     is_python_module=False)
     x = backend_sdk.tensor([1.0, 2.0])
     assert backend_sdk.ops.jit_crash.fine(x).tolist() == [2.0, 3.0]  # a tracked kernel that returns normally
     print(path, flush=True)
@@ -524,7 +487,8 @@ _CRASH_CHILD = textwrap.dedent("""
 def crash_build(tmp_path_factory):
     build = tmp_path_factory.mktemp("jit_crash")
     from backend_sdk.utils import cpp_extension
-    path = cpp_extension.load_inline("jit_crash_ext", _CRASH_SOURCES, build_directory=str(build))
+    path = cpp_extension.load_inline("jit_crash_ext", _CRASH_SOURCES, build_directory=str(build),
+                                     is_python_module=False)
     return str(build), path
 
 

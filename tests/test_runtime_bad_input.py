@@ -14,6 +14,7 @@ import pytest
 import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
+from backend_sdk.utils.python_device import DeviceLibrary
 
 B = "privateusethree"
 
@@ -24,20 +25,14 @@ def sim():
     return device_sim.lib()
 
 
-def _slot(index: int, restype, *argtypes):
-    entry = device_sim.lib().sdk_device_api_entry
-    entry.restype = ctypes.c_void_p
-    address = ctypes.c_void_p.from_address(entry() + 16 + index * ctypes.sizeof(ctypes.c_void_p)).value
-    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
-
-
-# Slots of version 1 (see FIELDS in test_device_sim_contract.py).
-host_malloc = _slot(7, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t)
-host_free = _slot(8, ctypes.c_int32, ctypes.c_void_p)
-event_create = _slot(17, ctypes.c_int32, ctypes.c_int32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p))
-event_destroy = _slot(18, ctypes.c_int32, ctypes.c_void_p)
-event_record = _slot(19, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-last_error = _slot(26, ctypes.c_char_p)
+# The contract's slots straight from the simulator's table (generated from SDK_DEVICE_API_SLOTS).
+_api = DeviceLibrary(device_sim.lib())
+host_malloc = _api.host_malloc
+host_free = _api.host_free
+event_create = _api.event_create
+event_destroy = _api.event_destroy
+event_record = _api.event_record
+last_error = _api.get_last_error_message
 
 
 def test_double_free_of_pinned_host_memory_at_the_contract():

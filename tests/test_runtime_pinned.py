@@ -81,13 +81,10 @@ def _reuse_while_copy_pending(sim, record: bool):
 
 
 def api_memcpy_async(dst: int, src: int, nbytes: int, s) -> int:
-    """memcpy_async (H2D) straight through the contract's struct (slot 10 of version 1)."""
-    entry = device_sim.lib().sdk_device_api_entry
-    entry.restype = ctypes.c_void_p
-    slot = ctypes.c_void_p.from_address(entry() + 16 + 10 * ctypes.sizeof(ctypes.c_void_p)).value
-    fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32,
-                          ctypes.c_void_p)(slot)
-    return fn(dst, src, nbytes, 1, s.native_handle)
+    """memcpy_async (H2D) straight through the contract's struct."""
+    from backend_sdk.utils.python_device import DeviceLibrary
+
+    return DeviceLibrary(device_sim.lib(), raw=True).memcpy_async(dst, src, nbytes, 1, s.native_handle)
 
 
 def test_pinned_block_is_not_reused_before_the_copy_ran(sim):

@@ -33,7 +33,13 @@ import check as stable_check  # noqa: E402
 def stable_lib(tmp_path_factory) -> str:
     build = tmp_path_factory.mktemp("stable_ops")
     return cpp_extension.load("stable_ops_sample", [str(SAMPLE / "csrc" / "stable_ops.cpp")], stable=True,
-                              build_directory=str(build))
+                              is_python_module=False, build_directory=str(build))
+
+
+def _load_stable(name: str, src: Path, tmp_path: Path) -> str:
+    """A kernel library (no Python module) built with stable=True."""
+    return cpp_extension.load(name, [str(src)], stable=True, is_python_module=False,
+                              build_directory=str(tmp_path / "b"))
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -205,7 +211,7 @@ def test_stable_build_sees_only_the_stable_headers(tmp_path) -> None:
     src = tmp_path / "internal.cpp"
     src.write_text("#include <backend_sdk/dispatch/Library.h>\n")
     with pytest.raises(RuntimeError, match=r"Error building extension 'stable_internal'[\s\S]*dispatch/Library.h"):
-        cpp_extension.load("stable_internal", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+        _load_stable("stable_internal", src, tmp_path)
 
 
 @pytest.mark.skipif(NM is None, reason="needs nm")
@@ -216,7 +222,7 @@ def test_stable_build_refuses_a_cxx_symbol_of_the_sdk(tmp_path) -> None:
                    "extern \"C\" __attribute__((visibility(\"default\"))) const char* name_of_cpu() {\n"
                    "  static std::string s = sdk::Device(sdk::DeviceType::CPU).str(); return s.c_str(); }\n")
     with pytest.raises(RuntimeError, match=r"stable=True but uses symbols of libbackend_sdk.*Device"):
-        cpp_extension.load("stable_uses_cxx", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+        _load_stable("stable_uses_cxx", src, tmp_path)
     assert not list((tmp_path / "b").glob("stable_uses_cxx_*.so"))
 
 
@@ -225,7 +231,7 @@ def test_stable_registration_errors_raise_at_load(tmp_path) -> None:
     src.write_text("#include <backend_sdk/stable/library.h>\n"
                    "STABLE_SDK_LIBRARY(stable_bad, m) { m.def(\"ok(Tensor x) -> Tensor\"); m.def(\"broken(Tensor x -> \"); }\n")
     with pytest.raises(ValueError, match=r"while running the STABLE_SDK_LIBRARY block for namespace 'stable_bad'"):
-        cpp_extension.load("stable_bad", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+        _load_stable("stable_bad", src, tmp_path)
     # nothing of it stays registered: the library was unloaded and its Library freed
     assert not hasattr(backend_sdk.ops, "stable_bad") or not hasattr(backend_sdk.ops.stable_bad, "ok")
 
@@ -237,7 +243,7 @@ def test_unboxed_adapter_signature_mismatch_is_an_error(tmp_path) -> None:
                    "static Tensor two(Tensor a, Tensor b) { return a; }\n"
                    "STABLE_SDK_LIBRARY(stable_mismatch, m) { m.def(\"one(Tensor x) -> Tensor\"); }\n"
                    "STABLE_SDK_LIBRARY_IMPL(stable_mismatch, CPU, m) { m.impl(\"one\", &two); }\n")
-    cpp_extension.load("stable_mismatch", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+    _load_stable("stable_mismatch", src, tmp_path)
     with pytest.raises(RuntimeError, match="its C\\+\\+ signature takes 2 arguments and returns 1 values, the "
                                            "operator's schema has 1 arguments and 1 returns"):
         backend_sdk.ops.stable_mismatch.one(backend_sdk.ones(2))
@@ -251,8 +257,24 @@ def test_kernel_returning_its_argument_handle_is_refused(tmp_path) -> None:
                    "  return SDK_STABLE_OK; }  // stack[0] still holds the argument's handle\n"
                    "STABLE_SDK_LIBRARY(stable_reuse, m) { m.def(\"same(Tensor x) -> Tensor\"); }\n"
                    "STABLE_SDK_LIBRARY_IMPL(stable_reuse, CPU, m) { m.impl(\"same\", &same); }\n")
-    cpp_extension.load("stable_reuse", [str(src)], stable=True, build_directory=str(tmp_path / "b"))
+    _load_stable("stable_reuse", src, tmp_path)
     x = backend_sdk.ones(3)
     with pytest.raises(RuntimeError, match="stable_reuse::same: a stable kernel returned one of its argument handles"):
         backend_sdk.ops.stable_reuse.same(x)
     assert x.tolist() == [1.0, 1.0, 1.0]  # x's handle was not freed twice
+
+
+def test_stable_extension_reloaded_with_changed_sources_replaces_its_kernels(tmp_path) -> None:
+    # Note [Extension library groups]: the stable shim's libraries join the load's group, so the
+    # new version's STABLE_SDK_LIBRARY does not collide with the old one's.
+    src = tmp_path / "reload.cpp"
+    text = ("#include <backend_sdk/stable/library.h>\n#include <backend_sdk/stable/ops.h>\n"
+            "static sdk::stable::Tensor f(sdk::stable::Tensor x) { return sdk::stable::mul(x, FACTOR); }\n"
+            "STABLE_SDK_LIBRARY(stable_reload, m) { m.def(\"f(Tensor x) -> Tensor\"); }\n"
+            "STABLE_SDK_LIBRARY_IMPL(stable_reload, CPU, m) { m.impl(\"f\", &f); }\n")
+    src.write_text(text.replace("FACTOR", "2.0"))
+    _load_stable("stable_reload", src, tmp_path)
+    assert backend_sdk.ops.stable_reload.f(backend_sdk.ones(2)).tolist() == [2.0, 2.0]
+    src.write_text(text.replace("FACTOR", "3.0"))
+    _load_stable("stable_reload", src, tmp_path)
+    assert backend_sdk.ops.stable_reload.f(backend_sdk.ones(2)).tolist() == [3.0, 3.0]

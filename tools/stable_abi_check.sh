@@ -22,6 +22,7 @@ prebuilt=$(PYTHONPATH="$root" python - "$build/prebuilt" <<'PY'
 import sys
 from backend_sdk.utils import cpp_extension
 print(cpp_extension.load("stable_ops_abi", ["samples/stable_ops/csrc/stable_ops.cpp"], stable=True,
+                         is_python_module=False,
                          build_directory=sys.argv[1], is_standalone=True))
 PY
 )

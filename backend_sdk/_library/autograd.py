@@ -44,8 +44,13 @@ def _grad_needed(args: tuple) -> bool:
     return any_requires(args)
 
 
-def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_context: Callable | None) -> Callable:
-    """A boxed kernel (with keyset) for the Autograd key of ``qualname``."""
+def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_context: Callable | None,
+                         dirty_first: bool = False) -> Callable:
+    """A boxed kernel (with keyset) for the Autograd key of ``qualname``.
+
+    ``dirty_first``: the operator is tagged Tag.inplace; its first argument is written and returned, so it is
+    marked dirty (Note [Tagged in-place and out= custom operators]).
+    """
     names = [a.name for a in schema.arguments]
     kwarg_only = [a.kwarg_only for a in schema.arguments]
     npos = sum(1 for k in kwarg_only if not k)
@@ -69,6 +74,8 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
             return call_below(flat)
 
         def setup(ctx: Any, inputs: tuple, output: Any) -> None:
+            if dirty_first:
+                ctx.mark_dirty(inputs[0])
             if setup_context is not None:
                 setup_context(ctx, inputs, output)
 

@@ -1,6 +1,7 @@
 """Schema inference from type hints, as ``torch.library.infer_schema``."""
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import typing
 from typing import Any, Callable, Iterable, Optional, Sequence
@@ -9,8 +10,9 @@ __all__ = ["infer_schema"]
 
 
 def _param_types() -> dict[Any, str]:
-    """Python annotation -> schema type, PyTorch's table (Tensor, int, float, bool, str, dtype, device)."""
+    """Python annotation -> schema type, PyTorch's table (Tensor, int, float, bool, str, Number, dtype, device)."""
     from .. import Tensor, _C
+    from ..types import Number
 
     table: dict[Any, str] = {}
     # (python type, schema type, list variant, list of optional variant, optional list variant)
@@ -20,13 +22,14 @@ def _param_types() -> dict[Any, str]:
         (float, "float", True, False, True),
         (bool, "bool", True, False, True),
         (str, "str", False, False, False),
+        (Number, "Scalar", True, False, False),
         (_C.dtype, "ScalarType", False, False, False),
         (_C.device, "Device", False, False, False),
     ]
     for py_type, schema_type, has_list, has_list_of_optional, has_optional_list in rows:
         table[py_type] = schema_type
         table[Optional[py_type]] = f"{schema_type}?"
-        sequences = (typing.Sequence, typing.List, list, Sequence)
+        sequences = (typing.Sequence, typing.List, list, Sequence, collections.abc.Sequence)
         if has_list:
             for seq in sequences:
                 table[seq[py_type]] = f"{schema_type}[]"
@@ -41,10 +44,14 @@ def _param_types() -> dict[Any, str]:
 
 def _return_types() -> dict[Any, str]:
     from .. import Tensor
+    from ..types import Number
 
-    table: dict[Any, str] = {Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool"}
-    for seq in (typing.List, list, typing.Sequence, Sequence):
+    table: dict[Any, str] = {Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool", Number: "Scalar"}
+    for seq in (typing.List, list, typing.Sequence, Sequence, collections.abc.Sequence):
         table[seq[Tensor]] = "Tensor[]"
+    # A tuple of any number of tensors is a list of them in a schema.
+    table[typing.Tuple[Tensor, ...]] = "Tensor[]"
+    table[tuple[Tensor, ...]] = "Tensor[]"
     return table
 
 
@@ -57,7 +64,7 @@ def _resolve(annotation: Any, fn: Callable) -> Any:
     namespace = dict(getattr(fn, "__globals__", {}))
     namespace.setdefault("backend_sdk", backend_sdk)
     namespace.setdefault("typing", typing)
-    for name in ("Optional", "Sequence", "List", "Tuple"):
+    for name in ("Optional", "Sequence", "List", "Tuple", "Union"):
         namespace.setdefault(name, getattr(typing, name))
     namespace.setdefault("Tensor", backend_sdk.Tensor)
     try:
@@ -67,8 +74,15 @@ def _resolve(annotation: Any, fn: Callable) -> Any:
 
 
 def _default_text(value: Any) -> str:
+    from .. import _C
+
     if value is None:
         return "None"
+    if isinstance(value, _C.dtype):  # backend_sdk.float32 -> float32, as PyTorch writes torch.float32
+        text = str(value)
+        return text.split(".", 1)[1] if "." in text else text
+    if isinstance(value, _C.device):
+        return '"' + str(value) + '"'
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, str):
@@ -82,20 +96,30 @@ def infer_schema(
     *,
     mutates_args: str | Iterable[str],
     op_name: str | None = None,
+    tags: Any = None,
 ) -> str:
     """The schema of ``prototype_function`` from its type hints, e.g. ``(Tensor x) -> Tensor``.
 
-    Parameters annotated Tensor, int, float, bool, str, dtype, device, sequences of
-    these and Optional of these become schema arguments (int is SymInt, as in PyTorch);
-    the return may be None, Tensor, int, float, bool, a list of Tensors or a tuple of
-    those. Parameters named in ``mutates_args`` become ``Tensor(aN!)``; ``"unknown"``
-    marks every Tensor parameter mutable. With ``op_name`` the schema is prefixed with it.
+    Parameters annotated Tensor, int, float, bool, str, ``backend_sdk.types.Number``, dtype,
+    device, sequences of these and Optional of these become schema arguments (int is SymInt,
+    Number is Scalar, as in PyTorch); the return may be None, Tensor, int, float, bool, Number,
+    a list of Tensors, ``Tuple[Tensor, ...]`` (a list) or a tuple of those. Parameters named in
+    ``mutates_args`` become ``Tensor(aN!)``; ``"unknown"`` marks every Tensor parameter
+    mutable. With ``op_name`` the schema is prefixed with it. ``tags`` (``Tag.inplace`` or
+    ``Tag.out``): the returns alias the first argument (``(Tensor(a!) x, ...) -> Tensor(a!)``)
+    or the keyword-only mutated tensors in order (``(..., *, Tensor(a!) out) -> Tensor(a!)``).
     """
+    from .._tags import Tag, normalize_tags
+
     sig = inspect.signature(prototype_function)
+    tag_set = normalize_tags(tags, "infer_schema")
+    inplace, out_tag = Tag.inplace in tag_set, Tag.out in tag_set
 
     def error_fn(what: str) -> typing.NoReturn:
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
 
+    if inplace and out_tag:
+        error_fn("An operator cannot be tagged both Tag.inplace and Tag.out.")
     params_table = _param_types()
     if isinstance(mutates_args, str):
         if mutates_args != "unknown":
@@ -108,6 +132,7 @@ def infer_schema(
     params: list[str] = []
     seen: set[str] = set()
     seen_kwarg_only = False
+    returned_aliases: list[str] = []  # alias sets of the arguments a tagged operator returns, in order
     for idx, (name, param) in enumerate(sig.parameters.items()):
         if param.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
             error_fn(f"Parameter {name}: we do not support positional-only args, varargs, or varkwargs.")
@@ -121,10 +146,18 @@ def infer_schema(
         if schema_type is None:
             error_fn(
                 f"Parameter {name} has unsupported type {annotation}. The valid types are: "
-                f"Tensor, int, float, bool, str, dtype, device, Sequence/List of Tensor/int/float/bool, "
+                f"Tensor, int, float, bool, str, Number, dtype, device, Sequence/List of Tensor/int/float/bool/Number, "
                 f"and Optional of these."
             )
-        if mutates_args == "unknown" or name in mutates_args:
+        kwarg_only = param.kind == inspect.Parameter.KEYWORD_ONLY
+        mutated = mutates_args == "unknown" or name in mutates_args
+        if inplace and idx == 0 and (schema_type != "Tensor" or kwarg_only or not mutated):
+            error_fn(
+                f"An operator tagged with Tag.inplace mutates its first argument and returns it: its first "
+                f"parameter must be a positional Tensor listed in mutates_args (parameter {name} is {schema_type}"
+                f"{', keyword-only' if kwarg_only else ''}{'' if mutated else ', not in mutates_args'})."
+            )
+        if mutated:
             if not schema_type.startswith("Tensor"):
                 if mutates_args != "unknown":
                     error_fn(
@@ -132,20 +165,26 @@ def infer_schema(
                         f"can be mutated"
                     )
             else:
-                schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+                alias = f"a{idx}"
+                if (inplace and idx == 0) or (out_tag and kwarg_only and schema_type == "Tensor"):
+                    alias = chr(ord("a") + len(returned_aliases))
+                    returned_aliases.append(alias)
+                schema_type = f"Tensor({alias}!){schema_type[len('Tensor'):]}"
         seen.add(name)
-        if param.kind == inspect.Parameter.KEYWORD_ONLY and not seen_kwarg_only:
+        if kwarg_only and not seen_kwarg_only:
             params.append("*")
             seen_kwarg_only = True
         if param.default is inspect.Parameter.empty:
             params.append(f"{schema_type} {name}")
         else:
+            from .. import _C
+
             if param.default is None and not schema_type.endswith("?"):
                 error_fn(f"Parameter {name} defaults to None but its type is not Optional[...]: annotate it Optional.")
-            if param.default is not None and not isinstance(param.default, (int, float, bool, str)):
+            if param.default is not None and not isinstance(param.default, (int, float, bool, str, _C.dtype, _C.device)):
                 error_fn(
                     f"Parameter {name} has an unsupported default value {param.default!r} (we only support "
-                    f"int, float, bool, str, None)."
+                    f"int, float, bool, str, dtype, device, None)."
                 )
             params.append(f"{schema_type} {name}={_default_text(param.default)}")
     if mutates_args != "unknown":
@@ -155,7 +194,22 @@ def infer_schema(
                 f"{set(not_seen)} in mutates_args were not found in the custom op's signature. "
                 f"mutates_args should contain the names of all args that the custom op mutates."
             )
+    if out_tag and not returned_aliases:
+        error_fn(
+            "An operator tagged with Tag.out writes into keyword-only Tensor arguments listed in mutates_args "
+            "(e.g. `*, out: Tensor`) and returns them; this function has none."
+        )
     ret = _parse_return(_resolve(sig.return_annotation, prototype_function), error_fn)
+    if returned_aliases:
+        expected = "(" + ", ".join(["Tensor"] * len(returned_aliases)) + ")" if len(returned_aliases) > 1 else "Tensor"
+        if ret != expected:
+            what = "its first argument" if inplace else f"its {len(returned_aliases)} keyword-only out argument(s)"
+            error_fn(
+                f"An operator tagged with Tag.{'inplace' if inplace else 'out'} returns {what}, so its return "
+                f"annotation must be {expected.replace('(', 'tuple[').replace(')', ']')}, not {ret}."
+            )
+        rets = [f"Tensor({a}!)" for a in returned_aliases]
+        ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
     prefix = op_name or ""
     return f"{prefix}({', '.join(params)}) -> {ret}"
 
@@ -166,8 +220,12 @@ def _parse_return(annotation: Any, error_fn: Callable[[str], typing.NoReturn]) -
     if annotation is inspect.Signature.empty:
         error_fn("No return type annotation was provided. Please add one (use None if nothing is returned).")
     table = _return_types()
-    valid = "None, Tensor, int, float, bool, List[Tensor], or a tuple of Tensor/int/float/bool/List[Tensor]."
+    valid = ("None, Tensor, int, float, bool, Number, List[Tensor], Tuple[Tensor, ...], or a tuple of "
+             "Tensor/int/float/bool/Number/List[Tensor].")
     origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # Tuple[Tensor, ...]: a list
+        origin = None
     if origin is not tuple:
         try:
             ret = table.get(annotation)

@@ -335,7 +335,7 @@ def _common_device(op_name: str, fakes: list[Tensor], check: bool) -> _C.device 
         if device is None:
             device = d
         elif d != device and check:
-            raise ValueError(
+            raise _C.ValueRuntimeError(
                 f"Unhandled FakeTensor Device Propagation for {op_name}, found two different devices {device}, {d}"
             )
     return device or cpu_scalar
@@ -408,7 +408,7 @@ def _fake_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
                 _tls.ctx = prev_ctx
             for t in _tensors(result):
                 if not is_fake(t) and not t.is_meta:
-                    raise ValueError(
+                    raise _C.ValueRuntimeError(
                         f"The fake kernel of {name} (registered at {impl_entry[1]}) returned a real tensor on "
                         f"{t.device}; fake kernels must create their outputs from the inputs (new_empty, "
                         f"empty_like, ...) or with factories, not return real data"

@@ -29,7 +29,8 @@ from .._tensor import Tensor
 
 __all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "opcheck"]
 
-DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_trace")
+# PyTorch's sub-test names; its AOTDispatcher checks are our trace check (test_trace is accepted too).
+DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 _ALIASES = {"test_aot_dispatch_dynamic": "test_trace", "test_aot_dispatch_static": "test_trace"}
 
 
@@ -358,17 +359,26 @@ _TESTS = {
 
 def opcheck(
     op: Any,
-    args: tuple,
+    args: tuple | list,
     kwargs: dict | None = None,
     *,
     test_utils: str | Sequence[str] = DEFAULT_TEST_UTILS,
     raise_exception: bool = True,
+    atol: float | None = None,
+    rtol: float | None = None,
 ) -> dict[str, Any]:
     """Runs the sub-tests on ``op(*args, **kwargs)``; see the module docstring.
 
-    With ``raise_exception=True`` the first failure raises OpCheckError naming the
-    sub-test; otherwise returns {sub-test: "SUCCESS" or the exception}.
+    ``args`` is a tuple or a list. ``test_utils`` takes PyTorch's names (``test_schema``,
+    ``test_autograd_registration``, ``test_faketensor``, ``test_aot_dispatch_dynamic`` /
+    ``test_aot_dispatch_static``, which run our trace check) or ``test_trace``. With
+    ``raise_exception=True`` the first failure raises OpCheckError naming the sub-test;
+    otherwise returns PyTorch's result dict {sub-test: "SUCCESS" or the exception}.
+    ``atol`` / ``rtol`` are accepted for PyTorch's signature (the trace check's
+    tolerances are fixed).
     """
+    if (atol is None) != (rtol is None):
+        raise ValueError("opcheck: atol and rtol must both be given, or neither")
     if isinstance(op, _C.OpOverloadPacket):
         raise ValueError(
             f"opcheck(op, ...): op must be an OpOverload (e.g. {op.__name__.replace('::', '.')}.default) or a "
@@ -376,13 +386,20 @@ def opcheck(
         )
     if not isinstance(op, _C.OpOverload):
         raise TypeError(f"opcheck(op, ...): op must be an OpOverload or a CustomOpDef, got {type(op).__name__}")
+    if isinstance(args, list):
+        args = tuple(args)
     if not isinstance(args, tuple):
-        raise TypeError(f"opcheck(op, args, ...): args must be a tuple, got {type(args).__name__}")
+        raise TypeError(f"opcheck(op, args, ...): args must be a tuple or a list, got {type(args).__name__}")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError(f"opcheck(op, args, kwargs): kwargs must be a dict, got {type(kwargs).__name__}")
     kwargs = {} if kwargs is None else dict(kwargs)
     names = (test_utils,) if isinstance(test_utils, str) else tuple(test_utils)
     for n in names:
         if _ALIASES.get(n, n) not in _TESTS:
-            raise ValueError(f"opcheck: unknown test_utils entry {n!r}; expected some of {list(_TESTS)}")
+            raise ValueError(
+                f"opcheck: unknown test_utils entry {n!r}; expected some of {list(DEFAULT_TEST_UTILS)} "
+                f"(or test_aot_dispatch_static, test_trace)"
+            )
     results: dict[str, Any] = {}
     for n in names:
         try:

@@ -11,9 +11,11 @@ instance to a PrivateUse backend::
     python_device.attach_python_device("npu_py", device)
     x = backend_sdk.empty(4, device="npu_py:1")   # memory from device.malloc
 
-How it works: :func:`attach_python_device` builds the C struct ``sdk_device_api``
-(csrc/backend_sdk/runtime/DeviceApi.h) with one ctypes trampoline per slot and attaches it
-like any device library, so the SDK's streams, events, guards and caching
+How it works: the C struct ``sdk_device_api`` (csrc/backend_sdk/runtime/DeviceApi.h)
+is built once per process, its ctypes signatures generated from the contract's slot list
+(``_C._runtime._device_api_slots()``, the header's one X-macro), with one ctypes trampoline
+per slot; :func:`attach_python_device` attaches it with a context naming the device
+(Note [Device context]), like any device library, so the SDK's streams, events, guards and caching
 allocator run on top of it unchanged. A trampoline never lets a Python
 exception cross the C boundary: it catches it, keeps its text as the calling
 thread's last error message (``get_last_error_message``) and returns a status
@@ -58,7 +60,9 @@ __all__ = [
     "numpy_kernel", "inplace_kernel", "out_kernel", "meta_twin",
     "SDK_SUCCESS", "SDK_ERROR_INVALID_VALUE", "SDK_ERROR_OUT_OF_MEMORY", "SDK_ERROR_INVALID_DEVICE",
     "SDK_ERROR_INVALID_HANDLE", "SDK_ERROR_NOT_READY", "SDK_ERROR_NOT_SUPPORTED", "SDK_ERROR_KERNEL_FAULT",
-    "SDK_ERROR_DEVICE_LOST", "SDK_ERROR_UNKNOWN",
+    "SDK_ERROR_DEVICE_LOST", "SDK_ERROR_UNKNOWN", "SDK_DTYPE_UINT8", "SDK_DTYPE_INT8", "SDK_DTYPE_INT16",
+    "SDK_DTYPE_INT32", "SDK_DTYPE_INT64", "SDK_DTYPE_FLOAT16", "SDK_DTYPE_FLOAT32", "SDK_DTYPE_FLOAT64",
+    "SDK_DTYPE_BOOL", "SDK_DTYPE_BFLOAT16", "Slot", "device_api_slots", "device_api_struct", "DeviceLibrary",
 ]
 
 # Status codes and constants of csrc/backend_sdk/runtime/DeviceApi.h.
@@ -72,7 +76,18 @@ SDK_ERROR_NOT_SUPPORTED = 6
 SDK_ERROR_KERNEL_FAULT = 7
 SDK_ERROR_DEVICE_LOST = 8
 SDK_ERROR_UNKNOWN = 9
-SDK_DEVICE_API_VERSION = 1
+SDK_DEVICE_API_MAJOR = 2
+# Note [Device dtype numbers]: bits of DeviceProperties.supported_dtypes (fixed; not the ScalarType order).
+SDK_DTYPE_UINT8 = 0
+SDK_DTYPE_INT8 = 1
+SDK_DTYPE_INT16 = 2
+SDK_DTYPE_INT32 = 3
+SDK_DTYPE_INT64 = 4
+SDK_DTYPE_FLOAT16 = 5
+SDK_DTYPE_FLOAT32 = 6
+SDK_DTYPE_FLOAT64 = 7
+SDK_DTYPE_BOOL = 11
+SDK_DTYPE_BFLOAT16 = 15
 SDK_EVENT_TIMING = 1
 SDK_EVENT_BLOCKING = 2
 MEMCPY_KINDS = ("h2h", "h2d", "d2h", "d2d")
@@ -99,7 +114,7 @@ class DeviceProperties:
 
     name: str
     total_memory: int
-    supported_dtypes: int = (1 << 64) - 1  # bit i: the dtype numbered i in ScalarType; all ones: every dtype
+    supported_dtypes: int = (1 << 64) - 1  # bit SDK_DTYPE_X: dtype X is supported; all ones: every dtype
     stream_priority_least: int = 0
     stream_priority_greatest: int = -1
 
@@ -374,47 +389,227 @@ class _CProperties(ctypes.Structure):
 
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
-# (slot name, argument types); every slot returns sdk_status except the two string slots.
-_SLOTS: list[tuple[str, list[Any]]] = [
-    ("device_count", [ctypes.POINTER(ctypes.c_int32)]),
-    ("get_device_properties", [ctypes.c_int32, ctypes.POINTER(_CProperties)]),
-    ("get_device", [ctypes.POINTER(ctypes.c_int32)]),
-    ("set_device", [ctypes.c_int32]),
-    ("mem_get_info", [ctypes.c_int32, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
-    ("malloc", [ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]),
-    ("free", [ctypes.c_int32, ctypes.c_void_p]),
-    ("host_malloc", [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]),
-    ("host_free", [ctypes.c_void_p]),
-    ("memcpy", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32]),
-    ("memcpy_async", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, _c_stream]),
-    ("memset_async", [ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t, _c_stream]),
-    ("stream_create", [ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]),
-    ("stream_destroy", [_c_stream]),
-    ("stream_query", [_c_stream]),
-    ("stream_synchronize", [_c_stream]),
-    ("stream_wait_event", [_c_stream, _c_event]),
-    ("event_create", [ctypes.c_int32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p)]),
-    ("event_destroy", [_c_event]),
-    ("event_record", [_c_event, _c_stream]),
-    ("event_query", [_c_event]),
-    ("event_synchronize", [_c_event]),
-    ("event_elapsed_time", [ctypes.POINTER(ctypes.c_float), _c_event, _c_event]),
-    ("launch_host_func", [_c_stream, _HOST_FN, ctypes.c_void_p]),
-    ("device_synchronize", [ctypes.c_int32]),
-]
-_SLOT_TYPES = {name: ctypes.CFUNCTYPE(_status, *args) for name, args in _SLOTS}
-_STRING_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int32)
-_MESSAGE_FN = ctypes.CFUNCTYPE(ctypes.c_void_p)
+# C types of the slot parameters and returns in csrc/backend_sdk/runtime/DeviceApi.h. A slot with a type not
+# listed here fails loudly when the table is built (add the type here with the slot).
+_C_TYPES: dict[str, Any] = {
+    "void*": ctypes.c_void_p, "const void*": ctypes.c_void_p, "void**": ctypes.POINTER(ctypes.c_void_p),
+    "int32_t": ctypes.c_int32, "int32_t*": ctypes.POINTER(ctypes.c_int32), "uint32_t": ctypes.c_uint32,
+    "size_t": ctypes.c_size_t, "size_t*": ctypes.POINTER(ctypes.c_size_t), "float*": ctypes.POINTER(ctypes.c_float),
+    "sdk_status": _status, "sdk_memcpy_kind": ctypes.c_int32, "sdk_stream_t": _c_stream, "sdk_event_t": _c_event,
+    "sdk_stream_t*": ctypes.POINTER(ctypes.c_void_p), "sdk_event_t*": ctypes.POINTER(ctypes.c_void_p),
+    "sdk_host_fn": _HOST_FN, "sdk_device_properties*": ctypes.POINTER(_CProperties),
+    "const char*": ctypes.c_void_p,  # returned as an address the trampoline keeps alive
+}
 
 
-class _CDeviceApi(ctypes.Structure):
-    _fields_ = ([("struct_size", ctypes.c_size_t), ("api_version", ctypes.c_uint32), ("reserved0", ctypes.c_uint32)]
-                + [(name, _SLOT_TYPES[name]) for name, _ in _SLOTS]
-                + [("get_error_string", _STRING_FN), ("get_last_error_message", _MESSAGE_FN)])
+def _c_type(text: str, where: str) -> Any:
+    key = text.replace(" *", "*").strip()
+    if key not in _C_TYPES:
+        raise TypeError(f"python_device: no ctypes type for C type '{key}' ({where}); add it to _C_TYPES")
+    return _C_TYPES[key]
+
+
+def _parse_params(params: str, where: str) -> list[tuple[str, Any]]:
+    """'(void* context, int32_t* count)' -> [('context', c_void_p), ('count', POINTER(c_int32))]."""
+    out = []
+    for p in params.strip()[1:-1].split(","):
+        p = p.strip()
+        if not p or p == "void":
+            continue
+        cut = max(p.rfind(" "), p.rfind("*"))
+        out.append((p[cut + 1:], _c_type(p[:cut + 1], where)))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    """One slot of the device contract, as SDK_DEVICE_API_SLOTS declares it (``_C._runtime._device_api_slots``)."""
+
+    name: str
+    restype: Any
+    argtypes: tuple
+    required: bool
+    minor: int
+    offset: int
+
+    @property
+    def prototype(self) -> Any:
+        """The ctypes function type of the slot (context first)."""
+        return ctypes.CFUNCTYPE(self.restype, *self.argtypes)
+
+
+_slots_cache: list[Slot] | None = None
+
+
+def device_api_slots() -> list[Slot]:
+    """The contract's slots in struct order, built from the one X-macro in runtime/DeviceApi.h."""
+    global _slots_cache
+    if _slots_cache is None:
+        from .. import _C
+
+        slots = []
+        for d in _C._runtime._device_api_slots():
+            params = _parse_params(d["params"], d["name"])
+            if not params or params[0][1] is not ctypes.c_void_p:
+                raise TypeError(f"python_device: slot {d['name']} does not take the context first")
+            slots.append(Slot(d["name"], _c_type(d["return_type"], d["name"]), tuple(t for _, t in params),
+                              bool(d["required"]), int(d["minor"]), int(d["offset"])))
+        _slots_cache = slots
+    return _slots_cache
+
+
+def device_api_struct() -> type:
+    """The ctypes Structure of ``sdk_device_api`` (header, then every slot as its function type), layout-checked
+    against the C struct's offsets."""
+    global _struct_cache
+    if _struct_cache is None:
+        from .. import _C
+
+        slots = device_api_slots()
+
+        class _CDeviceApi(ctypes.Structure):
+            _fields_ = ([("struct_size", ctypes.c_size_t), ("major_version", ctypes.c_uint32),
+                         ("minor_version", ctypes.c_uint32), ("extension_start", ctypes.c_void_p)]
+                        + [(s.name, s.prototype) for s in slots])
+
+        for s in slots:
+            if getattr(_CDeviceApi, s.name).offset != s.offset:
+                raise RuntimeError(f"python_device: slot {s.name} at offset {getattr(_CDeviceApi, s.name).offset}, "
+                                   f"the C struct has it at {s.offset}")
+        if ctypes.sizeof(_CDeviceApi) != _C._runtime._device_api_constants()["sizeof(sdk_device_api)"]:
+            raise RuntimeError("python_device: sdk_device_api size mismatch")
+        _struct_cache = _CDeviceApi
+    return _struct_cache
+
+
+_struct_cache: type | None = None
+
+
+class _CInstance(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("sdk_major_version", ctypes.c_uint32),
+                ("sdk_minor_version", ctypes.c_uint32), ("api", ctypes.c_void_p), ("context", ctypes.c_void_p)]
+
+
+def _raw_type(t: Any) -> Any:
+    """c_void_p for every pointer and function type (to pass any address), the type itself otherwise."""
+    if t in (ctypes.c_void_p, _c_stream, _c_event, _HOST_FN) or isinstance(t, type(ctypes.POINTER(ctypes.c_int))):
+        return ctypes.c_void_p
+    return t
+
+
+class DeviceLibrary:
+    """A device library's contract, callable slot by slot from Python (bring-up debugging, tests).
+
+    ``DeviceLibrary(ctypes.CDLL(path))`` calls the library's ``sdk_device_entry`` and exposes every slot of
+    ``sdk_device_api`` as an attribute that passes the device's context first: ``lib.malloc(0, byref(p), 64)``.
+    A slot the device left NULL is None. With ``raw=True`` every pointer parameter is a plain ``c_void_p``
+    (any integer address may be passed, as a fuzzer or a bad-input test needs). ``table`` is the struct,
+    ``context`` the context, ``major``/``minor`` the version it declares.
+    """
+
+    def __init__(self, lib: ctypes.CDLL, *, raw: bool = False) -> None:
+        from .. import _C
+
+        entry = lib.sdk_device_entry
+        entry.restype = ctypes.c_int32
+        entry.argtypes = [ctypes.POINTER(_CInstance)]
+        major, minor = _C._runtime._device_api_version()
+        inst = _CInstance(ctypes.sizeof(_CInstance), major, minor, None, None)
+        status = entry(ctypes.byref(inst))
+        if status != SDK_SUCCESS or not inst.api:
+            raise RuntimeError(f"DeviceLibrary: sdk_device_entry() of {lib._name} failed with status {status}")
+        self.address: int = inst.api
+        self.context: int = inst.context or 0
+        self.table = device_api_struct().from_address(self.address)
+        self.major: int = self.table.major_version
+        self.minor: int = self.table.minor_version
+        for slot in device_api_slots():
+            address = ctypes.c_void_p.from_address(self.address + slot.offset).value
+            if not address:
+                setattr(self, slot.name, None)
+                continue
+            argtypes = [_raw_type(t) for t in slot.argtypes] if raw else list(slot.argtypes)
+            fn = ctypes.CFUNCTYPE(ctypes.c_char_p if slot.restype is ctypes.c_void_p else slot.restype,
+                                  *argtypes)(address)
+            setattr(self, slot.name, _bind_context(fn, self.context))
+
+    def last_error(self) -> str:
+        """The device's get_last_error_message() text."""
+        return (self.get_last_error_message() or b"").decode(errors="replace")
+
+
+def _bind_context(fn: Any, context: int) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        return fn(context, *args)
+    return call
+
+
+class _Table:
+    """The one sdk_device_api struct every PythonDevice shares (Note [Device context]): each trampoline finds
+    the device's _Bridge from the context the SDK passes first, so there is one ctypes callback per slot per
+    process, not per device."""
+
+    def __init__(self) -> None:
+        from .. import _C
+
+        self.bridges: dict[int, _Bridge] = {}
+        self.ids = itertools.count(1)
+        self.unknown = ctypes.create_string_buffer(b"unrecognised status")
+        self.empty = ctypes.create_string_buffer(b"")
+        fields: dict[str, Any] = {}
+        for slot in device_api_slots():
+            if hasattr(_Bridge, "_" + slot.name):
+                fields[slot.name] = slot.prototype(self._trampoline(slot))
+        major, minor = _C._runtime._device_api_version()
+        struct = device_api_struct()
+        self.struct = struct(ctypes.sizeof(struct), major, minor, None, **fields)
+
+    def add(self, bridge: _Bridge) -> int:
+        context = next(self.ids) * 16  # non-zero; the SDK only passes it back
+        self.bridges[context] = bridge
+        return context
+
+    def _trampoline(self, slot: Slot) -> Callable[..., Any]:
+        name = slot.name
+        returns_status = slot.restype is _status
+
+        # Note: a trampoline is the only code C calls; nothing raised below escapes it.
+        def call(context: int | None, *args: Any) -> Any:
+            bridge = self.bridges.get(context or 0)
+            if not returns_status:  # the two string slots never fail
+                try:
+                    return getattr(bridge, "_" + name)(*args) if bridge else ctypes.addressof(self.unknown)
+                except BaseException:  # noqa: BLE001
+                    return ctypes.addressof(self.empty)
+            if bridge is None:
+                return SDK_ERROR_INVALID_HANDLE
+            try:
+                status = getattr(bridge, "_" + name)(*args)
+                return SDK_SUCCESS if status is None else int(status)
+            except DeviceError as e:
+                bridge._set_error(str(e))
+                return e.status
+            except MemoryError as e:
+                bridge._set_error(f"{name}: {e}")
+                return SDK_ERROR_OUT_OF_MEMORY
+            except BaseException as e:  # noqa: BLE001 - must not cross the C boundary
+                bridge._set_error(f"{name}: {type(e).__name__}: {e}")
+                return SDK_ERROR_UNKNOWN
+        return call
+
+
+_table: _Table | None = None
+
+
+def _shared_table() -> _Table:
+    global _table
+    if _table is None:
+        _table = _Table()
+    return _table
 
 
 class _Bridge:
-    """Owns the struct, its trampolines and the handle tables of one attached PythonDevice."""
+    """The handle tables and messages of one attached PythonDevice, reached through its context."""
 
     def __init__(self, device: PythonDevice) -> None:
         self.device = device
@@ -423,45 +618,17 @@ class _Bridge:
         self.local = threading.local()
         self.strings = {code: ctypes.create_string_buffer(text.encode()) for code, text in _ERROR_STRINGS.items()}
         self.unknown = ctypes.create_string_buffer(b"unrecognised status")
-        fields: dict[str, Any] = {}
-        for name, _ in _SLOTS:
-            fields[name] = _SLOT_TYPES[name](self._trampoline(getattr(self, "_" + name), name))
-        fields["get_error_string"] = _STRING_FN(self._error_string)
-        fields["get_last_error_message"] = _MESSAGE_FN(self._last_error_message)
-        self.struct = _CDeviceApi(ctypes.sizeof(_CDeviceApi), SDK_DEVICE_API_VERSION, 0, **fields)
-
-    # Note: a trampoline is the only code C calls; nothing raised below escapes it.
-    def _trampoline(self, fn: Callable[..., int | None], name: str) -> Callable[..., int]:
-        def call(*args: Any) -> int:
-            try:
-                status = fn(*args)
-                return SDK_SUCCESS if status is None else int(status)
-            except DeviceError as e:
-                self._set_error(str(e))
-                return e.status
-            except MemoryError as e:
-                self._set_error(f"{name}: {e}")
-                return SDK_ERROR_OUT_OF_MEMORY
-            except BaseException as e:  # noqa: BLE001 - must not cross the C boundary
-                self._set_error(f"{name}: {type(e).__name__}: {e}")
-                return SDK_ERROR_UNKNOWN
-        return call
+        self.context = _shared_table().add(self)
 
     def _set_error(self, message: str) -> None:
         self.local.message = ctypes.create_string_buffer(message.encode("utf-8", "replace"))
 
-    def _error_string(self, status: int) -> int:
-        try:
-            return ctypes.addressof(self.strings.get(status, self.unknown))
-        except BaseException:  # noqa: BLE001
-            return ctypes.addressof(self.unknown)
+    def _get_error_string(self, status: int) -> int:
+        return ctypes.addressof(self.strings.get(status, self.unknown))
 
-    def _last_error_message(self) -> int:
-        try:
-            buf = getattr(self.local, "message", None)
-            return ctypes.addressof(buf) if buf is not None else 0
-        except BaseException:  # noqa: BLE001
-            return 0
+    def _get_last_error_message(self) -> int:
+        buf = getattr(self.local, "message", None)
+        return ctypes.addressof(buf) if buf is not None else 0
 
     def _new_handle(self, obj: Any) -> int:
         h = next(self.ids) * 16  # non-zero, looks like an aligned pointer
@@ -559,7 +726,8 @@ class _Bridge:
     def _event_elapsed_time(self, out: Any, start: int | None, end: int | None) -> None:
         out[0] = self.device.event_elapsed_time(self._handle(start, PythonEvent), self._handle(end, PythonEvent))
 
-    def _launch_host_func(self, stream: int | None, fn: Any, user_data: int | None) -> None:
+    def _launch_host_func(self, stream: int | None, fn: Any, release: Any, user_data: int | None) -> None:
+        # Synchronous device: fn always runs, so `release` (for dropped work) is never needed.
         self.device.launch_host_func(self._handle(stream, PythonStream), lambda: fn(user_data))
 
     def _device_synchronize(self, device: int) -> None:
@@ -585,8 +753,14 @@ def attach_python_device(backend: str, device: PythonDevice) -> None:
     if bridge is not None and bridge.device is device:
         return
     bridge = _Bridge(device)
-    _C._runtime._attach_device_api(backend, ctypes.addressof(bridge.struct),
-                                   f"Python device {type(device).__module__}.{type(device).__qualname__}", bridge)
+    table = _shared_table()
+    try:
+        _C._runtime._attach_device_api(backend, ctypes.addressof(table.struct),
+                                       f"Python device {type(device).__module__}.{type(device).__qualname__}",
+                                       table, context=bridge.context)
+    except BaseException:
+        del table.bridges[bridge.context]
+        raise
     _attached[backend] = bridge
 
 
@@ -678,7 +852,7 @@ def meta_twin(value: Any) -> Any:
 
 def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
     """Every tensor argument on one device (0-d CPU tensors are scalars), with PyTorch's message."""
-    from .. import Tensor
+    from .. import Tensor, _C
 
     first = None
     for t in list(args) + list(kwargs.values()):
@@ -687,7 +861,7 @@ def _check_devices(overload: Any, args: tuple, kwargs: dict) -> None:
         if first is None:
             first = t.device
         elif t.device != first:
-            raise ValueError(f"Expected all tensors to be on the same device, but found at least two devices, "
+            raise _C.ValueRuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                              f"{first} and {t.device}! (when checking arguments for {overload.__name__})")
 
 

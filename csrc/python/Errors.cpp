@@ -6,13 +6,15 @@ namespace sdk::python {
 namespace {
 PyObject* g_out_of_memory_error = nullptr;
 PyObject* g_accelerator_error = nullptr;
+PyObject* g_value_error = nullptr;
+PyObject* g_type_error = nullptr;
 
 PyObject* python_type_for(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::Value:
-      return PyExc_ValueError;
+      return g_value_error;
     case ErrorKind::Type:
-      return PyExc_TypeError;
+      return g_type_error;
     case ErrorKind::Index:
       return PyExc_IndexError;
     case ErrorKind::NotImplemented:
@@ -59,6 +61,25 @@ void init_errors(py::module_& m) {
       "backend_sdk.AcceleratorError",
       "Raised when a device reports a fault (kernel fault, device lost); a RuntimeError.", PyExc_RuntimeError,
       nullptr);
+  // Note [Error kinds]: PyTorch reports bad argument values and dtypes from TORCH_CHECK as RuntimeError;
+  // DESIGN.md's ValueError / TypeError stay, as subclasses that are also RuntimeErrors, so code written
+  // for either catches ours.
+  PyObject* value_bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_RuntimeError);
+  g_value_error = PyErr_NewExceptionWithDoc(
+      "backend_sdk.ValueRuntimeError",
+      "A bad argument value (shape mismatch, tensors on two devices, bad view, duplicate registration): a "
+      "ValueError and, as PyTorch's TORCH_CHECK errors are, a RuntimeError.",
+      value_bases, nullptr);
+  Py_XDECREF(value_bases);
+  PyObject* type_bases = PyTuple_Pack(2, PyExc_TypeError, PyExc_RuntimeError);
+  g_type_error = PyErr_NewExceptionWithDoc(
+      "backend_sdk.TypeRuntimeError",
+      "A bad argument type or dtype found by a kernel: a TypeError and, as PyTorch's TORCH_CHECK errors are, a "
+      "RuntimeError.",
+      type_bases, nullptr);
+  Py_XDECREF(type_bases);
+  m.add_object("ValueRuntimeError", py::handle(g_value_error));
+  m.add_object("TypeRuntimeError", py::handle(g_type_error));
   m.add_object("OutOfMemoryError", py::handle(g_out_of_memory_error));
   m.add_object("AcceleratorError", py::handle(g_accelerator_error));
   py::register_exception_translator([](std::exception_ptr p) {

@@ -18,6 +18,7 @@
 
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/dispatch/detail/LibraryGroups.h>
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
@@ -227,8 +228,19 @@ PyObject* overload_get_name(PyObject* self, void*) {
   return o->name;
 }
 
+// Tags live in Python (backend_sdk/_tags.py, Note [Operator tags]): the getter
+// asks the provider installed with _C._set_tags_provider, called with the name.
+PyObject* g_tags_provider = nullptr;  // a strong reference, kept for the process
+
+PyObject* overload_get_tags(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->name || !g_tags_provider) return PyList_New(0);
+  return PyObject_CallOneArg(g_tags_provider, o->name);
+}
+
 PyGetSetDef g_overload_getset[] = {
     {"_schema", overload_get_schema, nullptr, "The operator's schema text.", nullptr},
+    {"tags", overload_get_tags, nullptr, "The operator's tags (a list of backend_sdk.Tag), as OpOverload.tags.", nullptr},
     {"__name__", overload_get_name, nullptr, "The qualified name 'ns::op.overload'.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -622,10 +634,23 @@ void python_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op, Di
 }
 
 // The Python Library object: owns its registrations, closes on reset().
+// Kernels registered from Python go to the dispatcher directly (not through
+// Library::impl) so that each records the file and line of its own impl()
+// call, which _dispatch_dump_table shows, as PyTorch's registrations do.
+// Definitions likewise record their define() call. Members are destroyed in
+// reverse order: kernels, then the C++ Library (namespace claim, fallthroughs),
+// then the definitions.
 struct PyLibrary {
+  std::vector<RegistrationHandle> defs;
   std::unique_ptr<Library> lib;
   std::string ns;
   std::string origin;
+  std::vector<RegistrationHandle> kernels;
+  void reset() {
+    kernels.clear();
+    lib.reset();
+    defs.clear();
+  }
 };
 
 std::string caller_location() {
@@ -750,16 +775,27 @@ void init_ops(py::module_& m) {
              SDK_CHECK_VALUE(k != Library::IMPL || dk, "Library(", ns, ", IMPL): a dispatch_key is required");
              std::string origin = caller_location();
              auto lib = std::make_unique<Library>(k, ns, dk, origin.c_str(), 0);
-             return PyLibrary{std::move(lib), ns, origin};
+             PyLibrary result;
+             result.lib = std::move(lib);
+             result.ns = ns;
+             result.origin = origin;
+             return result;
            }),
            py::arg("kind"), py::arg("ns"), py::arg("dispatch_key") = py::none())
       .def(
           "define",
           [](PyLibrary& self, const std::string& schema) {
             SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
-            self.lib->def(schema);
             FunctionSchema s = parse_schema(schema);
-            return s.overload_name.empty() ? s.name : s.name + "." + s.overload_name;
+            std::string name = s.overload_name.empty() ? s.name : s.name + "." + s.overload_name;
+            if (s.ns.empty()) {
+              s.ns = self.ns;
+            } else {
+              SDK_CHECK_VALUE(s.ns == self.ns, "Explicitly provided namespace (", s.ns,
+                              ") in schema string does not match namespace of enclosing Library (", self.ns, ")");
+            }
+            self.defs.push_back(Dispatcher::singleton().register_def(std::move(s), caller_location()));
+            return name;
           },
           py::arg("schema"))
       .def(
@@ -770,8 +806,14 @@ void init_ops(py::module_& m) {
             SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "impl(", name, "): the kernel must be callable, got ",
                            python_type_name(fn.ptr()));
             auto functor = std::make_shared<PythonKernel>(fn, with_keyset, std::move(check_aliasing));
-            self.lib->impl(name, parse_dispatch_key(key),
-                           CppFunction::make_from_boxed(&python_kernel_boxed, std::move(functor)));
+            DispatchKey k = parse_dispatch_key(key);
+            std::string qualified = name.find("::") == std::string::npos ? self.ns + "::" + name : name;
+            SDK_CHECK_VALUE(qualified.compare(0, self.ns.size() + 2, self.ns + "::") == 0,
+                            "Explicitly provided namespace in operator name ", qualified,
+                            " does not match namespace of enclosing Library (", self.ns, ")");
+            KernelFunction kernel = CppFunction::make_from_boxed(&python_kernel_boxed, std::move(functor)).take();
+            self.kernels.push_back(
+                Dispatcher::singleton().register_impl(qualified, k, std::move(kernel), caller_location()));
           },
           py::arg("name"), py::arg("dispatch_key"), py::arg("fn"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = std::string(),
@@ -798,7 +840,7 @@ void init_ops(py::module_& m) {
              SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
              self.lib->fallback(CppFunction::make_fallthrough());
            })
-      .def("reset", [](PyLibrary& self) { self.lib.reset(); }, "Removes every registration of this library.")
+      .def("reset", [](PyLibrary& self) { self.reset(); }, "Removes every registration of this library.")
       .def_property_readonly("closed", [](const PyLibrary& self) { return !self.lib; })
       .def_property_readonly("origin", [](const PyLibrary& self) { return self.origin; });
 
@@ -844,6 +886,26 @@ void init_ops(py::module_& m) {
         "The version counter of the tensor's storage (bumped by every in-place write).");
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
+  // Note [Extension library groups] (csrc/backend_sdk/dispatch/detail/LibraryGroups.h).
+  m.def("_begin_static_library_group", &detail::begin_static_library_group,
+        "Starts recording the SDK_LIBRARY blocks this thread runs (around a dlopen).");
+  m.def("_end_static_library_group", &detail::end_static_library_group,
+        "Stops recording; returns the id of the group of blocks recorded.");
+  m.def("_reset_static_library_group", &detail::reset_static_library_group, py::arg("id"),
+        "Undoes every registration of the group's blocks (their library stays loaded); returns their count.");
+  m.def(
+      "_set_tags_provider",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_tags_provider(): the provider must be callable");
+        PyObject* old = g_tags_provider;
+        g_tags_provider = fn.release().ptr();
+        Py_XDECREF(old);
+      },
+      py::arg("fn"), "Installs fn(qualified_name) -> list of tags, which OpOverload.tags returns.");
+  m.def(
+      "_bump_version",
+      [](const Tensor& t) { t.impl()->bump_version(); }, py::arg("tensor"),
+      "Bumps the version counter of the tensor's storage once (a write the SDK did not see, e.g. through numpy).");
 
   // Autograd (Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h).
   m.def(

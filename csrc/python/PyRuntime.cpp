@@ -24,6 +24,8 @@
 #include <backend_sdk/runtime/CachingAllocator.h>
 #include <backend_sdk/runtime/DeviceGuard.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
+#include <backend_sdk/runtime/DeviceTrace.h>
+#include <backend_sdk/runtime/DeviceTraceExtension.h>
 #include <backend_sdk/runtime/Event.h>
 #include <backend_sdk/runtime/HostAllocator.h>
 #include <backend_sdk/runtime/Stream.h>
@@ -58,6 +60,15 @@ PyObject* device_obj(Device d) { return device_object(d); }
 struct PyHostFn {
   py::object fn;
 };
+// launch_host_func's release: the device dropped the function (device lost):
+// free the callable without calling it.
+void release_py_host_fn(void* p) {
+  auto* h = static_cast<PyHostFn*>(p);
+  if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch it
+  PyGILState_STATE s = PyGILState_Ensure();
+  delete h;
+  PyGILState_Release(s);
+}
 void run_py_host_fn(void* p) {
   auto* h = static_cast<PyHostFn*>(p);
   if (!Py_IsInitialized()) return;  // interpreter gone: leak rather than touch it
@@ -271,8 +282,10 @@ void init_runtime(py::module_& parent) {
   });
   m.def(
       "_attach_device_api",
-      [](const std::string& backend, uintptr_t address, const std::string& source, py::object keepalive) {
-        runtime::attach_device(parse_backend(backend), reinterpret_cast<const sdk_device_api*>(address), source);
+      [](const std::string& backend, uintptr_t address, const std::string& source, py::object keepalive,
+         uintptr_t context) {
+        runtime::attach_device(parse_backend(backend), reinterpret_cast<const sdk_device_api*>(address),
+                               reinterpret_cast<void*>(context), source);
         // Note [Device attachment]: an attached struct is never released, so
         // neither is the Python object that owns it and its trampolines.
         if (!keepalive.is_none()) {
@@ -281,8 +294,108 @@ void init_runtime(py::module_& parent) {
         }
       },
       py::arg("backend"), py::arg("address"), py::arg("source"), py::arg("keepalive") = py::none(),
-      "Attaches the sdk_device_api struct at `address` to a PrivateUse backend; `keepalive` (the owner of the "
-      "struct and its function pointers) is kept for the rest of the process.");
+      py::arg("context") = 0,
+      "Attaches the sdk_device_api struct at `address`, with its `context` (Note [Device context]), to a "
+      "PrivateUse backend; `keepalive` (the owner of the struct and its function pointers) is kept for the rest "
+      "of the process.");
+  m.def(
+      "_device_api_slots",
+      [] {
+        py::list out;
+        for (const auto& slot : runtime::device_api_slots()) {
+          py::dict d;
+          d["name"] = slot.name;
+          d["return_type"] = slot.return_type;
+          d["params"] = slot.params;
+          d["required"] = slot.required;
+          d["minor"] = slot.minor;
+          d["offset"] = slot.offset;
+          out.append(std::move(d));
+        }
+        return out;
+      },
+      "The slots of the device contract, from SDK_DEVICE_API_SLOTS (runtime/DeviceApi.h): dicts with name, "
+      "return_type and params (C text), required, minor and offset.");
+  m.def("_device_api_version", [] { return std::make_pair(SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR); });
+  m.def("_device_api_size_of_minor", [](uint32_t minor) { return runtime::device_api_size_of_minor(minor); });
+  m.def("_device_api_constants", [] {
+    py::dict d;
+#define SDK_CONSTANT_(n) d[#n] = n;
+    SDK_CONSTANT_(SDK_DTYPE_UINT8) SDK_CONSTANT_(SDK_DTYPE_INT8) SDK_CONSTANT_(SDK_DTYPE_INT16)
+    SDK_CONSTANT_(SDK_DTYPE_INT32) SDK_CONSTANT_(SDK_DTYPE_INT64) SDK_CONSTANT_(SDK_DTYPE_FLOAT16)
+    SDK_CONSTANT_(SDK_DTYPE_FLOAT32) SDK_CONSTANT_(SDK_DTYPE_FLOAT64) SDK_CONSTANT_(SDK_DTYPE_BOOL)
+    SDK_CONSTANT_(SDK_DTYPE_BFLOAT16)
+    SDK_CONSTANT_(SDK_TRACE_KERNEL) SDK_CONSTANT_(SDK_TRACE_MEMCPY) SDK_CONSTANT_(SDK_TRACE_MEMSET)
+    SDK_CONSTANT_(SDK_TRACE_HOST_FUNC) SDK_CONSTANT_(SDK_TRACE_EVENT_RECORD)
+#undef SDK_CONSTANT_
+    d["sizeof(sdk_device_api)"] = sizeof(sdk_device_api);
+    d["sizeof(sdk_device_extension_base)"] = sizeof(sdk_device_extension_base);
+    d["sizeof(sdk_trace_extension)"] = sizeof(sdk_trace_extension);
+    d["sizeof(sdk_trace_record)"] = sizeof(sdk_trace_record);
+    d["sizeof(sdk_device_instance)"] = sizeof(sdk_device_instance);
+    return d;
+  });
+  m.def(
+      "device_extensions",
+      [](const std::string& backend) { return runtime::device_extensions(parse_backend(backend)); },
+      py::arg("backend"),
+      "(name, version) of each extension of the backend's device, in chain order (Note [Device API extensions]).");
+  m.def(
+      "device_context",
+      [](const std::string& backend) {
+        return reinterpret_cast<uintptr_t>(runtime::device_api(parse_backend(backend)).context());
+      },
+      py::arg("backend"), "The context the SDK passes to the backend's device slots (Note [Device context]).");
+  m.def(
+      "device_api_version",
+      [](const std::string& backend) {
+        const auto& api = runtime::device_api(parse_backend(backend));
+        return std::make_pair(api.major_version(), api.minor_version());
+      },
+      py::arg("backend"), "(major, minor) of the device contract the backend's device declared.");
+  m.def(
+      "can_device_access_peer",
+      [](py::handle device, py::handle peer) {
+        Device d = parse_accel_device(device, "can_device_access_peer");
+        Device p = parse_accel_device(peer, "can_device_access_peer");
+        SDK_CHECK_VALUE(d.type == p.type, "can_device_access_peer: ", d, " and ", p, " are of different backends");
+        int32_t can = 0;
+        runtime::check_status(d.type, runtime::device_api(d.type).can_access_peer(d.index, p.index, &can),
+                              "can_device_access_peer");
+        return can != 0;
+      },
+      py::arg("device"), py::arg("peer"));
+  m.def(
+      "trace_start",
+      [](const std::string& backend, int64_t capacity) { runtime::device_trace_start(parse_backend(backend), capacity); },
+      py::arg("backend"), py::arg("capacity") = int64_t(1) << 20);
+  m.def(
+      "trace_stop", [](const std::string& backend) { runtime::device_trace_stop(parse_backend(backend)); },
+      py::arg("backend"));
+  m.def(
+      "trace_collect",
+      [](const std::string& backend) {
+        uint64_t dropped = 0;
+        std::vector<runtime::DeviceTraceRecord> records;
+        {
+          py::gil_scoped_release nogil;
+          records = runtime::device_trace_collect(parse_backend(backend), &dropped);
+        }
+        py::list out;
+        for (const auto& r : records) {
+          py::dict d;
+          d["kind"] = r.kind;
+          d["name"] = r.name;
+          d["device"] = r.device;
+          d["stream"] = r.stream;
+          d["start_ns"] = r.start_ns;
+          d["end_ns"] = r.end_ns;
+          d["bytes"] = r.bytes;
+          out.append(std::move(d));
+        }
+        return py::make_tuple(out, dropped);
+      },
+      py::arg("backend"));
   m.def(
       "_register_contract_kernels",
       [](const std::string& backend) {
@@ -358,7 +471,8 @@ void init_runtime(py::module_& parent) {
            [](const Stream& s, py::object fn) {
              SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "launch_host_func: expected a callable");
              auto* h = new PyHostFn{std::move(fn)};
-             sdk_status st = runtime::device_api(s.device().type).launch_host_func(s.native(), &run_py_host_fn, h);
+             sdk_status st = runtime::device_api(s.device().type)
+                                 .launch_host_func(s.native(), &run_py_host_fn, &release_py_host_fn, h);
              if (st != SDK_SUCCESS) {
                delete h;
                runtime::check_status(s.device().type, st, "launch_host_func");
@@ -533,8 +647,9 @@ void init_runtime(py::module_& parent) {
     Device d = parse_accel_device(device, "mem_get_info");
     const auto& api = runtime::device_api(d.type);
     size_t free_bytes = 0, total_bytes = 0;
-    if (api.mem_get_info) {
-      runtime::check_status(d.type, api.mem_get_info(d.index, &free_bytes, &total_bytes), "mem_get_info");
+    sdk_status st = api.mem_get_info(d.index, &free_bytes, &total_bytes);  // NOT_SUPPORTED by default
+    if (st != SDK_ERROR_NOT_SUPPORTED) {
+      runtime::check_status(d.type, st, "mem_get_info");
       return std::make_pair(free_bytes, total_bytes);
     }
     total_bytes = runtime::device_properties(d.type, d.index).total_memory;
@@ -591,7 +706,7 @@ void init_runtime(py::module_& parent) {
     sdk_stream_t h = s.native();
     py::gil_scoped_release nogil;
     auto t0 = std::chrono::steady_clock::now();
-    for (int64_t i = 0; i < iters; ++i) runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr), "launch");
+    for (int64_t i = 0; i < iters; ++i) runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr, nullptr), "launch");
     auto t1 = std::chrono::steady_clock::now();
     runtime::check_status(s.device().type, api.stream_synchronize(h), "synchronize");
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iters);
@@ -602,7 +717,7 @@ void init_runtime(py::module_& parent) {
     py::gil_scoped_release nogil;
     auto t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < iters; ++i) {
-      runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr), "launch");
+      runtime::check_status(s.device().type, api.launch_host_func(h, &empty_host_fn, nullptr, nullptr), "launch");
       runtime::check_status(s.device().type, api.stream_synchronize(h), "synchronize");
     }
     auto t1 = std::chrono::steady_clock::now();

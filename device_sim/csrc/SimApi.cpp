@@ -20,6 +20,7 @@
 #include "Handles.h"
 #include "SimDevice.h"
 #include "device_sim.h"
+#include <backend_sdk/runtime/DeviceTraceExtension.h>
 
 namespace device_sim {
 // Trace.cpp
@@ -28,6 +29,7 @@ void trace_stop();
 int64_t trace_dropped();
 int64_t trace_count();
 bool trace_export(const char* path, std::string* why);
+size_t trace_collect(sdk_trace_record* out, size_t capacity, uint64_t* dropped);
 
 namespace {
 
@@ -140,6 +142,31 @@ bool ensure_initialized() {
   }
   return true;
 }
+
+// Note [device_sim context]: the context sdk_device_entry hands out. One
+// simulator per process serves every backend it is attached to (its devices
+// are process-wide), so the context only identifies it: a slot called with
+// another context is refused instead of touching state that is not its own.
+struct SimContext {
+  uint64_t magic;
+};
+constexpr uint64_t kContextMagic = 0x64657673696d3031ull;  // "devsim01"
+SimContext g_context{kContextMagic};
+
+bool valid_context(const void* ctx) { return ctx == &g_context; }
+
+sdk_status bad_context(const void* ctx) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%p", ctx);
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string("device_sim: context ") + buf +
+                                            " is not the context sdk_device_entry() returned");
+}
+
+#define SIM_ENTER(ctx)                                        \
+  do {                                                        \
+    if (__builtin_expect(!valid_context(ctx), 0)) return bad_context(ctx); \
+    if (!ensure_initialized()) return SDK_ERROR_UNKNOWN;      \
+  } while (0)
 
 #define SIM_INIT()                                 \
   do {                                             \
@@ -321,15 +348,15 @@ sdk_status prepare_copy(void* dst, const void* src, size_t nbytes, sdk_memcpy_ki
 
 // ---- the contract ----
 
-sdk_status sim_device_count(int32_t* count) {
-  SIM_INIT();
+sdk_status sim_device_count(void* ctx, int32_t* count) {
+  SIM_ENTER(ctx);
   if (count == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_count: count is NULL");
   *count = g_num_devices;
   return SDK_SUCCESS;
 }
 
-sdk_status sim_get_device_properties(int32_t device, sdk_device_properties* props) {
-  SIM_INIT();
+sdk_status sim_get_device_properties(void* ctx, int32_t device, sdk_device_properties* props) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (props == nullptr || props->struct_size < sizeof(size_t))
@@ -349,22 +376,22 @@ sdk_status sim_get_device_properties(int32_t device, sdk_device_properties* prop
   return SDK_SUCCESS;
 }
 
-sdk_status sim_get_device(int32_t* device) {
-  SIM_INIT();
+sdk_status sim_get_device(void* ctx, int32_t* device) {
+  SIM_ENTER(ctx);
   if (device == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "get_device: device is NULL");
   *device = t_current_device;
   return SDK_SUCCESS;
 }
 
-sdk_status sim_set_device(int32_t device) {
-  SIM_INIT();
+sdk_status sim_set_device(void* ctx, int32_t device) {
+  SIM_ENTER(ctx);
   if (!device_or_null(device)) return bad_device(device);
   t_current_device = device;
   return SDK_SUCCESS;
 }
 
-sdk_status sim_mem_get_info(int32_t device, size_t* free_bytes, size_t* total) {
-  SIM_INIT();
+sdk_status sim_mem_get_info(void* ctx, int32_t device, size_t* free_bytes, size_t* total) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (free_bytes == nullptr || total == nullptr)
@@ -375,8 +402,8 @@ sdk_status sim_mem_get_info(int32_t device, size_t* free_bytes, size_t* total) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_malloc(int32_t device, void** ptr, size_t nbytes) {
-  SIM_INIT();
+sdk_status sim_malloc(void* ctx, int32_t device, void** ptr, size_t nbytes) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (ptr == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "malloc: ptr is NULL");
@@ -391,8 +418,8 @@ sdk_status sim_malloc(int32_t device, void** ptr, size_t nbytes) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_free(int32_t device, void* ptr) {
-  SIM_INIT();
+sdk_status sim_free(void* ctx, int32_t device, void* ptr) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (ptr == nullptr) return SDK_SUCCESS;
@@ -401,8 +428,8 @@ sdk_status sim_free(int32_t device, void* ptr) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_host_malloc(void** ptr, size_t nbytes) {
-  SIM_INIT();
+sdk_status sim_host_malloc(void* ctx, void** ptr, size_t nbytes) {
+  SIM_ENTER(ctx);
   if (ptr == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "host_malloc: ptr is NULL");
   if (nbytes == 0) {
     *ptr = nullptr;
@@ -416,8 +443,8 @@ sdk_status sim_host_malloc(void** ptr, size_t nbytes) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_host_free(void* ptr) {
-  SIM_INIT();
+sdk_status sim_host_free(void* ctx, void* ptr) {
+  SIM_ENTER(ctx);
   if (ptr == nullptr) return SDK_SUCCESS;
   {
     std::lock_guard<std::mutex> lock(g_host_mutex);
@@ -429,8 +456,8 @@ sdk_status sim_host_free(void* ptr) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_memcpy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
-  SIM_INIT();
+sdk_status sim_memcpy(void* ctx, void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
+  SIM_ENTER(ctx);
   char* adst;
   const char* asrc;
   SimDevice *ddev = nullptr, *sdev = nullptr;
@@ -455,8 +482,8 @@ sdk_status sim_memcpy(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind
   return SDK_SUCCESS;
 }
 
-sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_memcpy_async(void* ctx, void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   SimStream* st = as_stream(stream);
   if (!st) return bad_stream("memcpy_async", stream);
   char* adst;
@@ -489,8 +516,8 @@ sdk_status sim_memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcp
   return SDK_SUCCESS;
 }
 
-sdk_status sim_memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_memset_async(void* ctx, void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   SimStream* st = as_stream(stream);
   if (!st) return bad_stream("memset_async", stream);
   SimDevice* d = owner_of(dst);
@@ -512,8 +539,8 @@ sdk_status sim_memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_
   return SDK_SUCCESS;
 }
 
-sdk_status sim_stream_create(int32_t device, int32_t priority, sdk_stream_t* stream) {
-  SIM_INIT();
+sdk_status sim_stream_create(void* ctx, int32_t device, int32_t priority, sdk_stream_t* stream) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   if (stream == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "stream_create: stream is NULL");
@@ -530,8 +557,8 @@ sdk_status sim_stream_create(int32_t device, int32_t priority, sdk_stream_t* str
   return SDK_SUCCESS;
 }
 
-sdk_status sim_stream_destroy(sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_stream_destroy(void* ctx, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   // Invalidated first (Note [Simulated handles]): a second destroy is refused.
   SimStream* s = g_streams->remove(handle_bits(stream));
   if (!s) return bad_stream("stream_destroy", stream);
@@ -539,16 +566,16 @@ sdk_status sim_stream_destroy(sdk_stream_t stream) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_stream_query(sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_stream_query(void* ctx, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("stream_query", stream);
   SIM_CHECK_LOST(g_devices[s->device], "stream_query");
   return g_devices[s->device]->stream_idle(s) ? SDK_SUCCESS : SDK_ERROR_NOT_READY;
 }
 
-sdk_status sim_stream_synchronize(sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_stream_synchronize(void* ctx, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("stream_synchronize", stream);
   SimDevice* d = g_devices[s->device];
@@ -558,8 +585,8 @@ sdk_status sim_stream_synchronize(sdk_stream_t stream) {
   return report_async_error(d);
 }
 
-sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
-  SIM_INIT();
+sdk_status sim_stream_wait_event(void* ctx, sdk_stream_t stream, sdk_event_t event) {
+  SIM_ENTER(ctx);
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("stream_wait_event", stream);
   SimEvent* e = as_event(event);
@@ -575,8 +602,8 @@ sdk_status sim_stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_event_create(int32_t device, uint32_t flags, sdk_event_t* event) {
-  SIM_INIT();
+sdk_status sim_event_create(void* ctx, int32_t device, uint32_t flags, sdk_event_t* event) {
+  SIM_ENTER(ctx);
   if (!device_or_null(device)) return bad_device(device);
   if (event == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "event_create: event is NULL");
   SIM_CHECK_LOST(g_devices[device], "event_create");
@@ -592,8 +619,8 @@ sdk_status sim_event_create(int32_t device, uint32_t flags, sdk_event_t* event) 
   return SDK_SUCCESS;
 }
 
-sdk_status sim_event_destroy(sdk_event_t event) {
-  SIM_INIT();
+sdk_status sim_event_destroy(void* ctx, sdk_event_t event) {
+  SIM_ENTER(ctx);
   // Invalidated first (Note [Simulated handles]); queued records and waits keep their references.
   SimEvent* e = g_events->remove(handle_bits(event));
   if (!e) return bad_event("event_destroy", event);
@@ -601,8 +628,8 @@ sdk_status sim_event_destroy(sdk_event_t event) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
-  SIM_INIT();
+sdk_status sim_event_record(void* ctx, sdk_event_t event, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
   SimEvent* e = as_event(event);
   if (!e) return bad_event("event_record", event);
   SimStream* s = as_stream(stream);
@@ -622,8 +649,8 @@ sdk_status sim_event_record(sdk_event_t event, sdk_stream_t stream) {
   return SDK_SUCCESS;
 }
 
-sdk_status sim_event_query(sdk_event_t event) {
-  SIM_INIT();
+sdk_status sim_event_query(void* ctx, sdk_event_t event) {
+  SIM_ENTER(ctx);
   SimEvent* e = as_event(event);
   if (!e) return bad_event("event_query", event);
   SIM_CHECK_LOST(g_devices[e->device], "event_query");
@@ -632,8 +659,8 @@ sdk_status sim_event_query(sdk_event_t event) {
              : SDK_ERROR_NOT_READY;
 }
 
-sdk_status sim_event_synchronize(sdk_event_t event) {
-  SIM_INIT();
+sdk_status sim_event_synchronize(void* ctx, sdk_event_t event) {
+  SIM_ENTER(ctx);
   SimEvent* e = as_event(event);
   if (!e) return bad_event("event_synchronize", event);
   SimDevice* d = g_devices[e->device];
@@ -644,8 +671,8 @@ sdk_status sim_event_synchronize(sdk_event_t event) {
   return report_async_error(d);
 }
 
-sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end) {
-  SIM_INIT();
+sdk_status sim_event_elapsed_time(void* ctx, float* ms, sdk_event_t start, sdk_event_t end) {
+  SIM_ENTER(ctx);
   SimEvent* a = as_event(start);
   SimEvent* b = as_event(end);
   if (!a || !b) return bad_event("event_elapsed_time", a ? end : start);
@@ -666,21 +693,23 @@ sdk_status sim_event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end)
   return SDK_SUCCESS;
 }
 
-sdk_status sim_launch_host_func(sdk_stream_t stream, sdk_host_fn fn, void* user_data) {
-  SIM_INIT();
+sdk_status sim_launch_host_func(void* ctx, sdk_stream_t stream, sdk_host_fn fn, sdk_host_fn release,
+                                void* user_data) {
+  SIM_ENTER(ctx);
   SimStream* s = as_stream(stream);
   if (!s) return bad_stream("launch_host_func", stream);
   if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "launch_host_func: fn is NULL");
   SIM_CHECK_LOST(g_devices[s->device], "launch_host_func");
   Op op{Op::HostFn};
   op.fn = fn;
+  op.host_release = release;  // Note [Simulated faults]: called instead of fn when the op is drained
   op.user = user_data;
   g_devices[s->device]->enqueue(s, std::move(op));
   return SDK_SUCCESS;
 }
 
-sdk_status sim_device_synchronize(int32_t device) {
-  SIM_INIT();
+sdk_status sim_device_synchronize(void* ctx, int32_t device) {
+  SIM_ENTER(ctx);
   SimDevice* d = device_or_null(device);
   if (!d) return bad_device(device);
   SIM_CHECK_LOST(d, "device_synchronize");
@@ -689,7 +718,7 @@ sdk_status sim_device_synchronize(int32_t device) {
   return report_async_error(d);
 }
 
-const char* sim_get_error_string(sdk_status s) {
+const char* sim_get_error_string(void* /*ctx*/, sdk_status s) {
   switch (s) {
     case SDK_SUCCESS:
       return "success";
@@ -714,39 +743,55 @@ const char* sim_get_error_string(sdk_status s) {
   }
 }
 
-const char* sim_get_last_error_message() { return t_last_error.c_str(); }
+const char* sim_get_last_error_message(void* /*ctx*/) { return t_last_error.c_str(); }
 
+sdk_status sim_can_access_peer(void* ctx, int32_t device, int32_t peer, int32_t* can_access) {
+  SIM_ENTER(ctx);
+  if (!device_or_null(device)) return bad_device(device);
+  if (!device_or_null(peer)) return bad_device(peer);
+  if (can_access == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "can_access_peer: can_access is NULL");
+  *can_access = 1;  // one host address space: every simulated kernel reaches every device's memory
+  return SDK_SUCCESS;
+}
+
+// ---- the "sdk.trace" extension (Note [Device trace extension], from Note [Simulated trace]) ----
+
+sdk_status sim_trace_start(void* ctx, int64_t capacity) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  if (capacity <= 0) return fail(SDK_ERROR_INVALID_VALUE, "trace start: capacity must be positive");
+  trace_start(static_cast<size_t>(capacity));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_trace_stop(void* ctx) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  trace_stop();
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_trace_collect(void* ctx, sdk_trace_record* records, size_t capacity, size_t* count,
+                             uint64_t* dropped) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  if (count == nullptr || dropped == nullptr || (capacity > 0 && records == nullptr))
+    return fail(SDK_ERROR_INVALID_VALUE, "trace collect: records, count or dropped is NULL");
+  *count = trace_collect(records, capacity, dropped);
+  return SDK_SUCCESS;
+}
+
+const sdk_trace_extension kTraceExtension = {
+    {sizeof(sdk_trace_extension), SDK_TRACE_EXTENSION_NAME, SDK_TRACE_EXTENSION_VERSION, 0, nullptr},
+    &sim_trace_start,
+    &sim_trace_stop,
+    &sim_trace_collect,
+};
+
+// Generated from the slot list: a slot added to the header without a sim_
+// function fails to compile here.
 const sdk_device_api kApi = {
-    sizeof(sdk_device_api),
-    SDK_DEVICE_API_VERSION,
-    0,
-    &sim_device_count,
-    &sim_get_device_properties,
-    &sim_get_device,
-    &sim_set_device,
-    &sim_mem_get_info,
-    &sim_malloc,
-    &sim_free,
-    &sim_host_malloc,
-    &sim_host_free,
-    &sim_memcpy,
-    &sim_memcpy_async,
-    &sim_memset_async,
-    &sim_stream_create,
-    &sim_stream_destroy,
-    &sim_stream_query,
-    &sim_stream_synchronize,
-    &sim_stream_wait_event,
-    &sim_event_create,
-    &sim_event_destroy,
-    &sim_event_record,
-    &sim_event_query,
-    &sim_event_synchronize,
-    &sim_event_elapsed_time,
-    &sim_launch_host_func,
-    &sim_device_synchronize,
-    &sim_get_error_string,
-    &sim_get_last_error_message,
+    sizeof(sdk_device_api), SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR, &kTraceExtension.base,
+#define SIM_SLOT_(name, ret, params, presence, minor) &sim_##name,
+    SDK_DEVICE_API_SLOTS(SIM_SLOT_)
+#undef SIM_SLOT_
 };
 
 // ---- built-in kernels ----
@@ -781,7 +826,15 @@ using namespace device_sim;
 
 extern "C" {
 
-const sdk_device_api* sdk_device_api_entry(void) { return &kApi; }
+sdk_status sdk_device_entry(sdk_device_instance* instance) {
+  if (instance == nullptr || instance->struct_size < offsetof(sdk_device_instance, context) + sizeof(void*))
+    return SDK_ERROR_INVALID_VALUE;
+  instance->api = &kApi;
+  instance->context = &g_context;  // Note [device_sim context]
+  return SDK_SUCCESS;
+}
+
+const char* device_sim_last_error_message(void) { return t_last_error.c_str(); }
 
 sdk_status device_sim_configure(int32_t num_devices, int64_t memory_bytes) {
   std::lock_guard<std::mutex> lock(g_config_mutex);

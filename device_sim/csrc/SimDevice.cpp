@@ -373,6 +373,7 @@ void SimDevice::run(SimStream* s, Op& op) {
     // Note [Simulated faults]: a lost device runs nothing; a kernel's
     // arguments are still released (device_sim_launch_kernel_ex).
     if (op.kind == Op::Kernel && op.release != nullptr) op.release(op.args.data());
+    if (op.kind == Op::HostFn && op.host_release != nullptr) op.host_release(op.user);
     return;
   }
   bool trace = g_trace_on.load(std::memory_order_relaxed);

@@ -27,8 +27,9 @@
 // reset_device(); its workers drain what was queued without running it
 // (records still complete, so waits on other devices never hang). A kernel
 // that does not run (injected fault, drained) gets its release function
-// called instead (device_sim_launch_kernel_ex), so arguments that own host
-// memory are not leaked.
+// called instead (device_sim_launch_kernel_ex), and so does a drained host
+// function (launch_host_func's release), so arguments that own host memory
+// are not leaked.
 //
 // Faults cross devices with the data: a device-to-device copy that runs while
 // its source device (or the device whose stream runs it) has a pending error
@@ -93,6 +94,7 @@ struct Op {
   enum Kind : uint8_t { HostFn, Kernel, Copy, Memset, Record, Wait } kind;
   explicit Op(Kind k) : kind(k) {}
   sdk_host_fn fn = nullptr;
+  sdk_host_fn host_release = nullptr;  // launch_host_func's release: called instead of fn when it does not run
   void (*kernel)(void*) = nullptr;
   void (*release)(void*) = nullptr;  // called instead of `kernel` when it does not run
   void* user = nullptr;

@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "SimDevice.h"
+#include <backend_sdk/runtime/DeviceTraceExtension.h>
 
 namespace device_sim {
 
@@ -43,7 +46,9 @@ struct Record {
 std::mutex g_trace_mutex;
 std::vector<Record>* g_ring = new std::vector<Record>();  // immortal (workers may trace at exit)
 size_t g_capacity = 0;
-size_t g_next = 0;       // total records written since start
+size_t g_next = 0;       // ring position: records written since start (or the last collect)
+uint64_t g_dropped = 0;  // records overwritten since start
+uint64_t g_dropped_uncollected = 0;  // ... since the last collect (the "sdk.trace" extension)
 int64_t g_origin_ns = 0;
 
 std::string json_escape(const char* s) {
@@ -75,6 +80,8 @@ void trace_add(const char* name, const char* category, int device, uint32_t stre
     g_ring->push_back(r);
   } else {
     (*g_ring)[g_next % g_capacity] = r;
+    ++g_dropped;
+    ++g_dropped_uncollected;
   }
   ++g_next;
 }
@@ -86,6 +93,8 @@ void trace_start(size_t capacity) {
   g_ring->reserve(std::min<size_t>(capacity, 1 << 16));
   g_capacity = capacity;
   g_next = 0;
+  g_dropped = 0;
+  g_dropped_uncollected = 0;
   g_origin_ns = now_ns();
   g_trace_on.store(true, std::memory_order_release);
 }
@@ -97,12 +106,50 @@ void trace_stop() {
 
 int64_t trace_dropped() {
   std::lock_guard<std::mutex> lock(g_trace_mutex);
-  return g_next > g_capacity ? static_cast<int64_t>(g_next - g_capacity) : 0;
+  return static_cast<int64_t>(g_dropped);
 }
 
 int64_t trace_count() {
   std::lock_guard<std::mutex> lock(g_trace_mutex);
   return static_cast<int64_t>(g_ring->size());
+}
+
+int trace_kind(const char* category) {
+  if (std::strcmp(category, "kernel") == 0) return SDK_TRACE_KERNEL;
+  if (std::strcmp(category, "memcpy") == 0) return SDK_TRACE_MEMCPY;
+  if (std::strcmp(category, "memset") == 0) return SDK_TRACE_MEMSET;
+  if (std::strcmp(category, "host") == 0) return SDK_TRACE_HOST_FUNC;
+  return SDK_TRACE_EVENT_RECORD;
+}
+
+// The "sdk.trace" extension's collect (SimApi.cpp): moves the oldest
+// `capacity` records out of the ring, oldest first. Shares the ring with the
+// Chrome export (Note [Simulated trace]): collected records are no longer
+// exported.
+size_t trace_collect(sdk_trace_record* out, size_t capacity, uint64_t* dropped) {
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  std::vector<Record> ordered;
+  ordered.reserve(g_ring->size());
+  size_t first = g_ring->size() < g_capacity || g_capacity == 0 ? 0 : g_next % g_capacity;
+  for (size_t i = 0; i < g_ring->size(); ++i) ordered.push_back((*g_ring)[(first + i) % g_ring->size()]);
+  size_t n = std::min(capacity, ordered.size());
+  for (size_t i = 0; i < n; ++i) {
+    const Record& r = ordered[i];
+    sdk_trace_record& o = out[i];
+    std::memset(&o, 0, sizeof(o));
+    o.kind = trace_kind(r.category);
+    o.device = r.device;
+    o.stream = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(r.stream));
+    o.start_ns = r.start_ns;
+    o.end_ns = r.end_ns;
+    o.bytes = r.bytes;
+    std::snprintf(o.name, sizeof(o.name), "%s", r.name ? r.name : "");
+  }
+  g_ring->assign(ordered.begin() + static_cast<std::ptrdiff_t>(n), ordered.end());
+  g_next = g_ring->size();
+  *dropped = g_dropped_uncollected;
+  g_dropped_uncollected = 0;
+  return n;
 }
 
 // Writes the JSON; false (and *why) if the file cannot be written.
@@ -114,7 +161,7 @@ bool trace_export(const char* path, std::string* why) {
     std::lock_guard<std::mutex> lock(g_trace_mutex);
     records = *g_ring;
     origin = g_origin_ns;
-    dropped = g_next > g_capacity ? g_next - g_capacity : 0;
+    dropped = static_cast<size_t>(g_dropped);
   }
   std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;

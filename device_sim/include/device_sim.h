@@ -1,6 +1,6 @@
 /* device_sim: the simulated device's own C API (besides the device runtime
- * contract, runtime/DeviceApi.h, which it implements and exports as
- * sdk_device_api_entry).
+ * contract, runtime/DeviceApi.h, version 2, which it implements and exports
+ * as sdk_device_entry, with the "sdk.trace" extension).
  *
  * Vendors writing simulated kernels, and the device_sim Python package
  * (through ctypes), use these. Device pointers handed out by the simulator
@@ -26,8 +26,13 @@ extern "C" {
 #define DEVICE_SIM_API __attribute__((visibility("default")))
 #endif
 
-/* The contract (also reachable as sdk_device_api_entry). */
-DEVICE_SIM_API const sdk_device_api* sdk_device_api_entry(void);
+/* The contract: fills instance->api and instance->context (Note [Device
+ * context]; the simulator's context identifies it, Note [device_sim context]
+ * in csrc/SimApi.cpp). */
+DEVICE_SIM_API sdk_status sdk_device_entry(sdk_device_instance* instance);
+/* The detailed message of the calling thread's last failing call (the
+ * contract's get_last_error_message, without the table). */
+DEVICE_SIM_API const char* device_sim_last_error_message(void);
 
 /* Sets the number of devices (1..64) and the memory capacity of each (bytes,
  * at least 1 MiB, rounded up to 64 KiB). Only before first use (the first

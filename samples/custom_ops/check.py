@@ -45,6 +45,7 @@ def check(device: str, cpp_path: str | None = None) -> list[str]:
             (sample_ops.scale_add_, (x.clone() if name != "transposed" else x.clone().t().t(), y, 0.5), {}),
             (sample_ops.abs_diff_out, (x, y), {"out": backend_sdk.empty(list(x.shape), device=device)}),
             (sample_ops.abs_diff_out, (x, y), {"out": backend_sdk.empty(0, device=device)}),
+            (sample_ops.abs_diff, (x, y), {}),
         ]
         if muladd is not None:
             cases.append((muladd, (x, y, x), {}))
@@ -55,6 +56,7 @@ def check(device: str, cpp_path: str | None = None) -> list[str]:
             yg = y.detach().clone()
             yg.requires_grad_(True)
             cases.append((sample_ops.sin_relu, (xg,), {}))
+            cases.append((sample_ops.abs_diff, (xg, yg), {}))
             if muladd is not None:
                 cases.append((muladd, (xg, yg, xg), {}))
         for op, args, kwargs in cases:

@@ -2,7 +2,8 @@
 
 * ``samples::sin_relu``  functional: relu(sin(x)); fake kernel, Meta kernel, autograd formula
 * ``samples::scale_add_`` in place: x += alpha * y (mutates x)
-* ``samples::abs_diff_out`` out=: out = |a - b|
+* ``samples::abs_diff``  functional: |a - b|; fake kernel, autograd formula
+* ``samples::abs_diff_out`` its out= variant tagged ``Tag.out``: out = |a - b| (the maybe-out split)
 * ``samples::ramp``      no Tensor arguments: dispatches on its ``device`` argument
 * ``samples_cpp::muladd`` defined in C++ (csrc/muladd.cpp) with cpu, Meta and accel kernels;
   ``load_cpp_op(path)`` loads it and registers its autograd formula from Python.
@@ -75,12 +76,39 @@ def scale_add_(x: Tensor, y: Tensor, alpha: float) -> None:
 
 
 # ---------------------------------------------------------------------------
-# abs_diff_out: out=
+# abs_diff / abs_diff_out: a functional operator and its tagged out= variant.
+# The seed's advice: a "maybe-out" operator (writes into `out` when given, else
+# allocates) is split in two, so each has one aliasing contract.
 # ---------------------------------------------------------------------------
-@custom_op("samples::abs_diff_out", mutates_args=("out",),
-           schema="(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)")
+@custom_op("samples::abs_diff", mutates_args=())
+def abs_diff(a: Tensor, b: Tensor) -> Tensor:
+    """|a - b| in a new tensor."""
+    return backend_sdk.abs(a - b)
+
+
+@abs_diff.register_fake
+def _(a: Tensor, b: Tensor) -> Tensor:
+    return like_elementwise(a)
+
+
+def _abs_diff_setup_context(ctx, inputs, output) -> None:  # noqa: ANN001
+    a, b = inputs
+    ctx.save_for_backward(a, b)
+
+
+def _abs_diff_backward(ctx, grad):  # noqa: ANN001, ANN202
+    a, b = ctx.saved_tensors
+    s = backend_sdk.sign(a - b)
+    return grad * s, -(grad * s)
+
+
+abs_diff.register_autograd(_abs_diff_backward, setup_context=_abs_diff_setup_context)
+
+
+@custom_op("samples::abs_diff_out", mutates_args=("out",), tags=backend_sdk.Tag.out)
 def abs_diff_out(a: Tensor, b: Tensor, *, out: Tensor) -> Tensor:
-    """out = |a - b|; an out of another shape is first resized (contiguous) to the result's shape."""
+    """out = |a - b|; an out of another shape is first resized (contiguous) to the result's shape, as the
+    fake kernel does. Schema: ``(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)``."""
     if tuple(out.shape) != tuple(a.shape):
         out.resize_(list(a.shape))
     return backend_sdk.ops.aten.abs.out(a - b, out=out)

@@ -1,10 +1,13 @@
 #include <backend_sdk/dispatch/Library.h>
 
+#include <algorithm>
 #include <iostream>
 #include <mutex>
+#include <unordered_map>
 
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/dispatch/detail/StaticRegistration.h>
+#include <backend_sdk/dispatch/detail/LibraryGroups.h>
 
 namespace sdk {
 
@@ -93,10 +96,62 @@ void record_static_registration_error(std::string msg) {
   static_errors().push_back(std::move(msg));
 }
 
+namespace {
+// Note [Extension library groups] (dispatch/detail/LibraryGroups.h).
+std::mutex g_groups_mutex;
+std::unordered_map<uint64_t, std::vector<Library*>>& closed_groups() {
+  static auto* m = new std::unordered_map<uint64_t, std::vector<Library*>>();  // leaked: used at exit
+  return *m;
+}
+uint64_t g_next_group_id = 1;
+// The open groups of this thread, innermost last.
+thread_local std::vector<std::vector<Library*>> t_open_groups;
+}  // namespace
+
+void begin_static_library_group() { t_open_groups.emplace_back(); }
+
+uint64_t end_static_library_group() {
+  SDK_CHECK(!t_open_groups.empty(), "end_static_library_group(): no group is open on this thread");
+  std::vector<Library*> libs = std::move(t_open_groups.back());
+  t_open_groups.pop_back();
+  std::lock_guard<std::mutex> guard(g_groups_mutex);
+  uint64_t id = g_next_group_id++;
+  closed_groups().emplace(id, std::move(libs));
+  return id;
+}
+
+void add_to_open_static_library_group(Library* lib) {
+  if (!t_open_groups.empty()) t_open_groups.back().push_back(lib);
+}
+
+void forget_static_library(Library* lib) {
+  auto erase = [lib](std::vector<Library*>& v) { v.erase(std::remove(v.begin(), v.end(), lib), v.end()); };
+  for (auto& open : t_open_groups) erase(open);
+  std::lock_guard<std::mutex> guard(g_groups_mutex);
+  for (auto& [id, libs] : closed_groups()) erase(libs);
+}
+
+int64_t reset_static_library_group(uint64_t id) {
+  std::vector<Library*> libs;
+  {
+    std::lock_guard<std::mutex> guard(g_groups_mutex);
+    auto it = closed_groups().find(id);
+    if (it == closed_groups().end()) return 0;
+    libs = std::move(it->second);
+    closed_groups().erase(it);
+  }
+  // Later blocks first, as static destructors would run: an IMPL block is undone before the
+  // SDK_LIBRARY block that defined its operators.
+  for (auto it = libs.rbegin(); it != libs.rend(); ++it) (*it)->reset();
+  return static_cast<int64_t>(libs.size());
+}
+
 StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std::optional<DispatchKey> key,
                              const char* file, uint32_t line) {
   try {
     lib_.emplace(kind, ns, key, file, line);
+    // Recorded before its block runs: a block that fails half-way is undone with its group too.
+    if (!t_open_groups.empty()) t_open_groups.back().push_back(&*lib_);
     fn(*lib_);
   } catch (const std::exception& e) {
     // Registration errors are reported, not fatal; see the class comment.

@@ -30,6 +30,14 @@ bool enum_default(const std::string& text, IValue* out) {
       return true;
     }
   }
+  // PyTorch's dtype names ("float32", "int64", ...), which infer_schema writes for a dtype default.
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    auto t = static_cast<ScalarType>(i);
+    if (text == scalar_type_name(t)) {
+      *out = IValue(t);
+      return true;
+    }
+  }
   return false;
 }
 

@@ -9,8 +9,8 @@
 // ErrorKind. The Python bindings translate the kind into a Python exception
 // type (see csrc/python/Errors.cpp):
 //   Runtime        -> RuntimeError
-//   Value          -> ValueError        (bad argument value)
-//   Type           -> TypeError         (bad argument type / dtype)
+//   Value          -> backend_sdk.ValueRuntimeError (ValueError + RuntimeError: bad argument value)
+//   Type           -> backend_sdk.TypeRuntimeError  (TypeError + RuntimeError: bad type / dtype)
 //   Index          -> IndexError        (index or dim out of range)
 //   NotImplemented -> NotImplementedError (missing kernel)
 //   OutOfMemory    -> backend_sdk.OutOfMemoryError (a MemoryError)

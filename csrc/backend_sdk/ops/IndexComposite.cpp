@@ -10,6 +10,7 @@
 // A 0-d self / source / index is treated as 1-element 1-D (as PyTorch does).
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/ops/detail/Resize.h>
 
 namespace sdk::ops {
 namespace {
@@ -72,11 +73,7 @@ Tensor index_write(const char* op_name, const Tensor& self, int64_t dim, const T
 Tensor write_out(const char* op_name, const Tensor& result, const Tensor& out) {
   SDK_CHECK_TYPE(out.dtype() == result.dtype(), op_name, ": expected out to have dtype ",
                  scalar_type_name(result.dtype()), ", got ", scalar_type_name(out.dtype()));
-  if (!out.sizes().equals(result.sizes())) {
-    SDK_CHECK_VALUE(out.numel() == 0, op_name, ": argument 'out' has shape ", out.sizes(), " but the result has shape ",
-                    result.sizes());
-    resize_(out, result.sizes());
-  }
+  resize_output(out, result.sizes(), op_name);  // Note [Resizing out= arguments]
   return copy_(out, result);
 }
 

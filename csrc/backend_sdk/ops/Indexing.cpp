@@ -150,10 +150,7 @@ DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
 void prepare_out(const char* op, const Tensor& out, IntArrayRef sizes, ScalarType dtype) {
   SDK_CHECK_TYPE(out.dtype() == dtype, op, ": Expected out tensor to have dtype ", scalar_type_name(dtype),
                  ", but got ", scalar_type_name(out.dtype()), " instead");
-  if (out.sizes().equals(sizes)) return;
-  SDK_CHECK_VALUE(out.numel() == 0, op, ": argument 'out' has shape ", out.sizes(), " but the result has shape ",
-                  sizes, "; an out= tensor is only resized when it has no elements");
-  resize_impl(out, sizes, std::nullopt, false, op);
+  resize_output(out, sizes, op);  // Note [Resizing out= arguments]
 }
 
 Tensor write_out(const char* op, const Tensor& out, const Tensor& result) {

@@ -61,10 +61,7 @@ void prepare_out(const char* op, const Tensor& out, IntArrayRef sizes, ScalarTyp
   SDK_CHECK_TYPE(out.dtype() == dtype, op, ": expected out to have dtype ", scalar_type_name(dtype), ", got ",
                  scalar_type_name(out.dtype()));
   SDK_CHECK_VALUE(out.device() == device, op, ": expected out on ", device, ", got ", out.device());
-  if (out.sizes().equals(sizes)) return;
-  SDK_CHECK_VALUE(out.numel() == 0, op, ": argument 'out' has shape ", out.sizes(), " but the result has shape ",
-                  sizes, "; only an empty out tensor is resized");
-  resize_impl(out, sizes, std::nullopt, /*keep_data=*/false, op);
+  resize_output(out, sizes, op);  // Note [Resizing out= arguments]
 }
 
 // ---- the CPU computation ----

@@ -11,6 +11,7 @@
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/ops/detail/Resize.h>
 
 namespace sdk::ops {
 namespace {
@@ -101,11 +102,7 @@ Tensor masked_scatter_out_kernel(const Tensor& self, const Tensor& mask, const T
                  ", got ", scalar_type_name(out.dtype()));
   SDK_CHECK_VALUE(out.device() == self.device(), op, ": expected out on ", self.device(), ", got ", out.device());
   DimVector b = broadcast_sizes(op, self.sizes(), mask.sizes());
-  if (!out.sizes().equals(b)) {
-    SDK_CHECK_VALUE(out.numel() == 0, op, ": argument 'out' has shape ", out.sizes(), " but the result has shape ",
-                    IntArrayRef(b));
-    resize_(out, b);
-  }
+  resize_output(out, b, op);  // Note [Resizing out= arguments]
   copy_(out, expand_to(self, b));
   return scatter_into(op, out, mask, source);
 }

@@ -23,6 +23,7 @@
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/ops/detail/Resize.h>
 #include <backend_sdk/ops/Parallel.h>
 
 namespace sdk::ops {
@@ -399,11 +400,7 @@ Tensor sum_out(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
   Tensor result = sum_dim(self, dim, keepdim, dtype);
   SDK_CHECK_TYPE(out.dtype() == result.dtype(), "sum.IntList_out: expected out to have dtype ",
                  scalar_type_name(result.dtype()), ", got ", scalar_type_name(out.dtype()));
-  if (!out.sizes().equals(result.sizes())) {
-    SDK_CHECK_VALUE(out.numel() == 0, "sum.IntList_out: argument 'out' has shape ", out.sizes(),
-                    " but the result has shape ", result.sizes());
-    resize_(out, result.sizes());
-  }
+  resize_output(out, result.sizes(), "sum.IntList_out");  // Note [Resizing out= arguments]
   return copy_(out, result);
 }
 

@@ -1,6 +1,7 @@
 #include <backend_sdk/ops/detail/Resize.h>
 
 #include <cstring>
+#include <sstream>
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/detail/Geometry.h>
@@ -55,6 +56,21 @@ void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRe
   StorageImpl& storage = *self.storage();
   if (nbytes > storage.nbytes()) grow_storage(storage, nbytes, keep_data, op);
   self.impl()->set_sizes_and_strides(sizes, st, self.storage_offset());
+}
+
+bool resize_output(const Tensor& out, IntArrayRef sizes, const char* op) {
+  if (out.sizes().equals(sizes)) return false;
+  if (out.numel() != 0) {
+    std::ostringstream msg;
+    msg << op << ": An output with one or more elements was resized since it had shape " << out.sizes()
+        << ", which does not match the required output shape " << sizes
+        << ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they "
+           "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+           "with t.resize_(0).";
+    warn(msg.str());
+  }
+  resize_impl(out, sizes, std::nullopt, /*keep_data=*/false, op);
+  return true;
 }
 
 // resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None)

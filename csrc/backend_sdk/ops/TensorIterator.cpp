@@ -1,9 +1,11 @@
 #include <backend_sdk/ops/TensorIterator.h>
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 #include <backend_sdk/core/detail/SafeSize.h>
+#include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/ops/detail/Casting.h>
 #include <backend_sdk/ops/Parallel.h>
 #include <backend_sdk/ops/detail/Resize.h>
@@ -179,9 +181,16 @@ void TensorIterator::check_output_shapes() {
     if (t.sizes().equals(shape_)) continue;
     SDK_CHECK_KIND(::sdk::ErrorKind::Value, resize_outputs_, op_, ": output with shape ", t.sizes(),
                    " doesn't match the broadcast shape ", shape_);
-    SDK_CHECK_KIND(::sdk::ErrorKind::Value, t.numel() == 0, op_, ": argument '", out_name_, "' has shape ", t.sizes(),
-                   " but the result has shape ", shape_,
-                   "; an out= tensor is only resized when it has no elements");
+    // Note [Resizing out= arguments]: a non-empty out= is resized too, with PyTorch's warning.
+    if (t.numel() != 0) {
+      std::ostringstream msg;
+      msg << op_ << ": An output with one or more elements was resized since it had shape " << t.sizes()
+          << ", which does not match the required output shape " << IntArrayRef(shape_)
+          << ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they "
+             "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+             "with t.resize_(0).";
+      warn(msg.str());
+    }
     ops_[i].will_allocate = true;
   }
 }

@@ -26,8 +26,9 @@
 //  5. outputs: an undefined output is allocated with the broadcast shape and
 //     strides that follow that order (contiguous when the order is the
 //     natural one), so a + b of two transposed tensors is transposed, as in
-//     PyTorch. A defined output of the wrong shape is resized when it has no
-//     elements and resizing is allowed (out=), else ValueError.
+//     PyTorch. A defined output of the wrong shape is resized when resizing
+//     is allowed (out=; with PyTorch's warning if it had elements, Note
+//     [Resizing out= arguments]), else ValueError (in-place self).
 //  6. overlap: an output with a stride-0 dim of size > 1, or one that
 //     partially overlaps an input, is rejected (ValueError).
 //  7. loop geometry: dims are permuted fastest-first and adjacent dims that

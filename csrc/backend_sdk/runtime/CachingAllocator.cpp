@@ -508,7 +508,7 @@ class DeviceCache {
   std::string oom_message(size_t nbytes, size_t segment) {
     size_t free_bytes = 0, total = total_;
     bool known = false;
-    if (api_.mem_get_info && api_.mem_get_info(device_, &free_bytes, &total) == SDK_SUCCESS) known = true;
+    if (api_.mem_get_info(device_, &free_bytes, &total) == SDK_SUCCESS) known = true;  // NOT_SUPPORTED by default
     int64_t allocated = allocated_bytes_.s[kAll].current;
     int64_t reserved = reserved_bytes_.s[kAll].current;
     std::ostringstream os;
@@ -528,7 +528,7 @@ class DeviceCache {
   AllocatorLock mutex_;  // Note [Allocator lock]
   DeviceType type_;
   int device_;
-  const sdk_device_api& api_;
+  const DeviceApi& api_;
   uint64_t total_;
   uint64_t limit_ = UINT64_MAX;
   double fraction_ = 1.0;

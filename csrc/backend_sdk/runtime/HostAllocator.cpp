@@ -46,7 +46,7 @@ class HostCache {
     if (b != nullptr) {
       ++num_reuses_;
     } else {
-      const sdk_device_api& api = device_api(type_);
+      const DeviceApi& api = device_api(type_);
       void* p = nullptr;
       sdk_status s = api.host_malloc(&p, size);
       if (s == SDK_ERROR_OUT_OF_MEMORY) {
@@ -78,7 +78,7 @@ class HostCache {
     allocated_ -= static_cast<int64_t>(b->size);
     for (const Stream& s : b->streams) {
       sdk_event_t e = nullptr;
-      const sdk_device_api& api = *api_or_null();
+      const DeviceApi& api = *api_or_null();
       int device = s.device().index;
       auto& pool = free_events_[device];
       if (!pool.empty()) {
@@ -147,7 +147,7 @@ class HostCache {
     HostBlock* block;
   };
 
-  const sdk_device_api* api_or_null() { return &device_api(type_); }
+  const DeviceApi* api_or_null() { return &device_api(type_); }
 
   HostBlock* find_locked(const void* ptr) {
     auto a = reinterpret_cast<uintptr_t>(ptr);
@@ -170,7 +170,7 @@ class HostCache {
 
   void process_events(bool wait) {
     if (pending_.empty()) return;
-    const sdk_device_api& api = device_api(type_);
+    const DeviceApi& api = device_api(type_);
     // Events complete in any order across streams: scan them all.
     for (auto it = pending_.begin(); it != pending_.end();) {
       sdk_status s = wait ? api.event_synchronize(it->event) : api.event_query(it->event);
@@ -188,7 +188,7 @@ class HostCache {
   }
 
   void release_cached() {
-    const sdk_device_api& api = device_api(type_);
+    const DeviceApi& api = device_api(type_);
     for (auto& [size, list] : free_) {
       for (HostBlock* b : list) {
         sdk_status s = api.host_free(b->ptr);
@@ -267,7 +267,7 @@ HostAllocator* host_allocator(DeviceType type) {
 
 void copy_async(Stream stream, void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
   DeviceType t = stream.device().type;
-  const sdk_device_api& api = device_api(t);
+  const DeviceApi& api = device_api(t);
   HostAllocator* host = host_allocator(t);
   const char* what = kind == SDK_MEMCPY_HOST_TO_DEVICE   ? "copy_async (host to device)"
                      : kind == SDK_MEMCPY_DEVICE_TO_HOST ? "copy_async (device to host)"

@@ -16,6 +16,7 @@
 #include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/dispatch/IValue.h>
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/dispatch/detail/LibraryGroups.h>
 #include <backend_sdk/dispatch/detail/SchemaDefaults.h>
 #include <backend_sdk/dispatch/detail/StaticRegistration.h>
 #include <backend_sdk/ops/Factories.h>
@@ -463,8 +464,11 @@ sdk_stable_status sdk_stable_library_create(int32_t kind, const char* ns, const 
     auto lib_kind = kind == SDK_STABLE_LIBRARY_DEF        ? sdk::Library::DEF
                     : kind == SDK_STABLE_LIBRARY_FRAGMENT ? sdk::Library::FRAGMENT
                                                           : sdk::Library::IMPL;
-    auto* lib = new sdk::StableLibrary{sdk::Library(lib_kind, ns, key, file ? file : "<stable>", line)};
-    *out = reinterpret_cast<sdk_stable_library>(lib);
+    auto lib = std::make_unique<sdk::StableLibrary>(
+        sdk::StableLibrary{sdk::Library(lib_kind, ns, key, file ? file : "<stable>", line)});
+    // Note [Extension library groups]: a reload of the extension with changed sources undoes it.
+    sdk::detail::add_to_open_static_library_group(&lib->lib);
+    *out = reinterpret_cast<sdk_stable_library>(lib.release());
   });
 }
 
@@ -489,7 +493,12 @@ sdk_stable_status sdk_stable_library_impl(sdk_stable_library library, const char
 }
 
 sdk_stable_status sdk_stable_library_free(sdk_stable_library library) {
-  return guarded([&] { delete reinterpret_cast<sdk::StableLibrary*>(library); });
+  return guarded([&] {
+    auto* lib = reinterpret_cast<sdk::StableLibrary*>(library);
+    if (lib == nullptr) return;
+    sdk::detail::forget_static_library(&lib->lib);
+    delete lib;
+  });
 }
 
 void sdk_stable_report_registration_error(const char* message) {

@@ -33,5 +33,21 @@ if _errors:
 _utils.generate_methods_for_privateuse1_backend()
 _module = _utils.generate_device_module(BACKEND_NAME)
 
+
+def include_paths() -> list[str]:
+    """The headers kernels for accel compile against besides the SDK's (``device_sim.h``); read by
+    ``backend_sdk.utils.cpp_extension.include_paths("accel")``."""
+    return [_device_sim.include_dir()]
+
+
+def library_paths() -> list[str]:
+    """The directory of ``libdevice_sim.so``; read by ``cpp_extension.library_paths("accel")``."""
+    return [_os.path.dirname(_device_sim.library_path())]
+
+
+# The device module (backend_sdk.accel) carries them: cpp_extension looks them up there.
+_module.include_paths = include_paths  # type: ignore[attr-defined]
+_module.library_paths = library_paths  # type: ignore[attr-defined]
+
 globals().update({name: getattr(_module, name) for name in _module.__all__})
 __all__ = list(_module.__all__) + ["BACKEND_NAME"]

@@ -21,6 +21,15 @@ namespace sdk::ops {
 SDK_API void resize_impl(const Tensor& self, IntArrayRef sizes, std::optional<IntArrayRef> strides, bool keep_data,
                          const char* op);
 
+// Note [Resizing out= arguments]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An out= tensor whose shape differs from the result's is resized to the
+// result's shape (contiguous strides), as PyTorch's resize_output does. When it
+// had elements, PyTorch also warns (a UserWarning: the behaviour is
+// deprecated there); so do we, with PyTorch's text, through sdk::warn. Returns
+// true if it resized. Every out= kernel goes through this one function.
+SDK_API bool resize_output(const Tensor& out, IntArrayRef sizes, const char* op);
+
 // The aten::resize_ kernel of CPU, Meta and (under a DeviceGuard) device
 // backends: resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None).
 SDK_API Tensor resize_kernel(const Tensor& self, IntArrayRef size, std::optional<int64_t> memory_format);

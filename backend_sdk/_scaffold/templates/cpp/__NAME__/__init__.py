@@ -33,7 +33,7 @@ _library = _ctypes.CDLL(LIBRARY_PATH)  # runs its SDK_LIBRARY_IMPL blocks: the k
 _errors = _sdk._C._take_static_registration_errors()
 if _errors:
     raise ImportError("__NAME__: registering the kernels failed:\n" + "\n".join(_errors))
-_runtime.attach_device_library(BACKEND_NAME, LIBRARY_PATH)  # its sdk_device_api_entry (Device.cpp)
+_runtime.attach_device_library(BACKEND_NAME, LIBRARY_PATH)  # its sdk_device_entry (Device.cpp)
 _utils.generate_methods_for_privateuse1_backend()  # Tensor.is___NAME__, Tensor.__NAME__()
 _module = _utils.generate_device_module(BACKEND_NAME)
 

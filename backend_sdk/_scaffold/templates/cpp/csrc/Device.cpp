@@ -11,120 +11,129 @@
 
 namespace {
 
-// The simulator's contract table (libdevice_sim.so is a dependency of this library, so it is loaded).
-const sdk_device_api* sim() {
-  static const sdk_device_api* api = [] {
+// Note [Device context] (runtime/DeviceApi.h): the SDK passes this to every slot. Here it holds the
+// simulator's own table and context; a real driver keeps its per-instance state here instead.
+struct DeviceContext {
+  const sdk_device_api* sim = nullptr;
+  void* sim_context = nullptr;
+};
+
+DeviceContext* ctx_of(void* context) { return static_cast<DeviceContext*>(context); }
+
+// The simulator's contract (libdevice_sim.so is a dependency of this library, so it is loaded).
+DeviceContext* make_context() {
+  static DeviceContext ctx = [] {
+    DeviceContext c;
     void* handle = dlopen("libdevice_sim.so", RTLD_NOW | RTLD_NOLOAD);
-    auto* entry = handle ? reinterpret_cast<const sdk_device_api* (*)()>(dlsym(handle, SDK_DEVICE_API_ENTRY_NAME))
-                         : nullptr;
-    return entry ? entry() : nullptr;
+    auto* entry = handle ? reinterpret_cast<sdk_device_entry_fn>(dlsym(handle, SDK_DEVICE_ENTRY_NAME)) : nullptr;
+    sdk_device_instance inst{};
+    inst.struct_size = sizeof(inst);
+    inst.sdk_major_version = SDK_DEVICE_API_MAJOR;
+    inst.sdk_minor_version = SDK_DEVICE_API_MINOR;
+    if (entry != nullptr && entry(&inst) == SDK_SUCCESS) {
+      c.sim = inst.api;
+      c.sim_context = inst.context;
+    }
+    return c;
   }();
-  return api;
+  return &ctx;
 }
 
-#define SIM(call) (sim() ? sim()->call : SDK_ERROR_UNKNOWN)
+#define SIM(ctx, slot, ...) \
+  (ctx_of(ctx)->sim ? ctx_of(ctx)->sim->slot(ctx_of(ctx)->sim_context, __VA_ARGS__) : SDK_ERROR_UNKNOWN)
 
 // ---- devices ----
-sdk_status device_count(int32_t* count) { return SIM(device_count(count)); }  // REAL DRIVER CALL GOES HERE
-sdk_status get_device_properties(int32_t device, sdk_device_properties* props) {
-  return SIM(get_device_properties(device, props));  // REAL DRIVER CALL GOES HERE (name, memory, dtypes)
+sdk_status dev_device_count(void* ctx, int32_t* count) { return SIM(ctx, device_count, count); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_get_device_properties(void* ctx, int32_t device, sdk_device_properties* props) {
+  // REAL DRIVER CALL GOES HERE (name, memory, supported_dtypes as SDK_DTYPE_BIT(SDK_DTYPE_FLOAT32) | ...)
+  return SIM(ctx, get_device_properties, device, props);
 }
-sdk_status get_device(int32_t* device) { return SIM(get_device(device)); }  // REAL DRIVER CALL GOES HERE
-sdk_status set_device(int32_t device) { return SIM(set_device(device)); }   // REAL DRIVER CALL GOES HERE
-sdk_status mem_get_info(int32_t device, size_t* free_bytes, size_t* total_bytes) {
-  return SIM(mem_get_info(device, free_bytes, total_bytes));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_get_device(void* ctx, int32_t* device) { return SIM(ctx, get_device, device); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_set_device(void* ctx, int32_t device) { return SIM(ctx, set_device, device); }   // REAL DRIVER CALL GOES HERE
+sdk_status dev_mem_get_info(void* ctx, int32_t device, size_t* free_bytes, size_t* total_bytes) {
+  return SIM(ctx, mem_get_info, device, free_bytes, total_bytes);  // REAL DRIVER CALL GOES HERE (OPTIONAL slot)
 }
-sdk_status device_synchronize(int32_t device) { return SIM(device_synchronize(device)); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_device_synchronize(void* ctx, int32_t device) { return SIM(ctx, device_synchronize, device); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_can_access_peer(void* ctx, int32_t device, int32_t peer, int32_t* can_access) {
+  return SIM(ctx, can_access_peer, device, peer, can_access);  // REAL DRIVER CALL GOES HERE (OPTIONAL slot)
+}
 
 // ---- memory ----
-sdk_status malloc_(int32_t device, void** ptr, size_t nbytes) { return SIM(malloc(device, ptr, nbytes)); }  // REAL DRIVER CALL GOES HERE
-sdk_status free_(int32_t device, void* ptr) { return SIM(free(device, ptr)); }  // REAL DRIVER CALL GOES HERE
-sdk_status host_malloc(void** ptr, size_t nbytes) { return SIM(host_malloc(ptr, nbytes)); }  // REAL DRIVER CALL GOES HERE (pinned)
-sdk_status host_free(void* ptr) { return SIM(host_free(ptr)); }  // REAL DRIVER CALL GOES HERE
-sdk_status memcpy_(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
-  return SIM(memcpy(dst, src, nbytes, kind));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_malloc(void* ctx, int32_t device, void** ptr, size_t nbytes) { return SIM(ctx, malloc, device, ptr, nbytes); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_free(void* ctx, int32_t device, void* ptr) { return SIM(ctx, free, device, ptr); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_host_malloc(void* ctx, void** ptr, size_t nbytes) { return SIM(ctx, host_malloc, ptr, nbytes); }  // REAL DRIVER CALL GOES HERE (pinned)
+sdk_status dev_host_free(void* ctx, void* ptr) { return SIM(ctx, host_free, ptr); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_memcpy(void* ctx, void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind) {
+  return SIM(ctx, memcpy, dst, src, nbytes, kind);  // REAL DRIVER CALL GOES HERE
 }
-sdk_status memcpy_async(void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind, sdk_stream_t stream) {
-  return SIM(memcpy_async(dst, src, nbytes, kind, stream));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_memcpy_async(void* ctx, void* dst, const void* src, size_t nbytes, sdk_memcpy_kind kind,
+                            sdk_stream_t stream) {
+  return SIM(ctx, memcpy_async, dst, src, nbytes, kind, stream);  // REAL DRIVER CALL GOES HERE
 }
-sdk_status memset_async(void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
-  return SIM(memset_async(dst, value, nbytes, stream));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_memset_async(void* ctx, void* dst, int32_t value, size_t nbytes, sdk_stream_t stream) {
+  return SIM(ctx, memset_async, dst, value, nbytes, stream);  // REAL DRIVER CALL GOES HERE
 }
 
 // ---- streams ----
-sdk_status stream_create(int32_t device, int32_t priority, sdk_stream_t* stream) {
-  return SIM(stream_create(device, priority, stream));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_stream_create(void* ctx, int32_t device, int32_t priority, sdk_stream_t* stream) {
+  return SIM(ctx, stream_create, device, priority, stream);  // REAL DRIVER CALL GOES HERE
 }
-sdk_status stream_destroy(sdk_stream_t stream) { return SIM(stream_destroy(stream)); }  // REAL DRIVER CALL GOES HERE
-sdk_status stream_query(sdk_stream_t stream) { return SIM(stream_query(stream)); }  // REAL DRIVER CALL GOES HERE
-sdk_status stream_synchronize(sdk_stream_t stream) { return SIM(stream_synchronize(stream)); }  // REAL DRIVER CALL GOES HERE
-sdk_status stream_wait_event(sdk_stream_t stream, sdk_event_t event) {
-  return SIM(stream_wait_event(stream, event));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_stream_destroy(void* ctx, sdk_stream_t stream) { return SIM(ctx, stream_destroy, stream); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_stream_query(void* ctx, sdk_stream_t stream) { return SIM(ctx, stream_query, stream); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_stream_synchronize(void* ctx, sdk_stream_t stream) { return SIM(ctx, stream_synchronize, stream); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_stream_wait_event(void* ctx, sdk_stream_t stream, sdk_event_t event) {
+  return SIM(ctx, stream_wait_event, stream, event);  // REAL DRIVER CALL GOES HERE
 }
-sdk_status launch_host_func(sdk_stream_t stream, sdk_host_fn fn, void* user_data) {
-  return SIM(launch_host_func(stream, fn, user_data));  // REAL DRIVER CALL GOES HERE
+// On success exactly one of fn and release runs (release when the work is dropped, e.g. device lost).
+sdk_status dev_launch_host_func(void* ctx, sdk_stream_t stream, sdk_host_fn fn, sdk_host_fn release, void* user_data) {
+  return SIM(ctx, launch_host_func, stream, fn, release, user_data);  // REAL DRIVER CALL GOES HERE
 }
 
 // ---- events ----
-sdk_status event_create(int32_t device, uint32_t flags, sdk_event_t* event) {
-  return SIM(event_create(device, flags, event));  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_create(void* ctx, int32_t device, uint32_t flags, sdk_event_t* event) {
+  return SIM(ctx, event_create, device, flags, event);  // REAL DRIVER CALL GOES HERE
 }
-sdk_status event_destroy(sdk_event_t event) { return SIM(event_destroy(event)); }  // REAL DRIVER CALL GOES HERE
-sdk_status event_record(sdk_event_t event, sdk_stream_t stream) { return SIM(event_record(event, stream)); }  // REAL DRIVER CALL GOES HERE
-sdk_status event_query(sdk_event_t event) { return SIM(event_query(event)); }  // REAL DRIVER CALL GOES HERE
-sdk_status event_synchronize(sdk_event_t event) { return SIM(event_synchronize(event)); }  // REAL DRIVER CALL GOES HERE
-sdk_status event_elapsed_time(float* ms, sdk_event_t start, sdk_event_t end) {
-  return SIM(event_elapsed_time(ms, start, end));  // REAL DRIVER CALL GOES HERE
-}
-
-const char* get_error_string(sdk_status status) {
-  return sim() ? sim()->get_error_string(status) : "__NAME__: the simulator is not loaded";  // REAL DRIVER CALL GOES HERE
-}
-
-const char* get_last_error_message() {  // OPTIONAL in the contract: detailed text of the last failure
-  return sim() && sim()->get_last_error_message ? sim()->get_last_error_message() : "";  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_destroy(void* ctx, sdk_event_t event) { return SIM(ctx, event_destroy, event); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_record(void* ctx, sdk_event_t event, sdk_stream_t stream) { return SIM(ctx, event_record, event, stream); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_query(void* ctx, sdk_event_t event) { return SIM(ctx, event_query, event); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_synchronize(void* ctx, sdk_event_t event) { return SIM(ctx, event_synchronize, event); }  // REAL DRIVER CALL GOES HERE
+sdk_status dev_event_elapsed_time(void* ctx, float* ms, sdk_event_t start, sdk_event_t end) {
+  return SIM(ctx, event_elapsed_time, ms, start, end);  // REAL DRIVER CALL GOES HERE
 }
 
 #undef SIM
 
+const char* dev_get_error_string(void* ctx, sdk_status status) {  // REAL DRIVER CALL GOES HERE
+  return ctx_of(ctx)->sim ? ctx_of(ctx)->sim->get_error_string(ctx_of(ctx)->sim_context, status)
+                          : "__NAME__: the simulator is not loaded";
+}
+
+const char* dev_get_last_error_message(void* ctx) {  // OPTIONAL slot: detailed text of the last failure
+  return ctx_of(ctx)->sim ? ctx_of(ctx)->sim->get_last_error_message(ctx_of(ctx)->sim_context) : "";  // REAL DRIVER CALL GOES HERE
+}
+
+// The table, from the contract's slot list (SDK_DEVICE_API_SLOTS): every slot is dev_<slot>. When the SDK
+// adds a slot (a new minor, always OPTIONAL), this stops compiling until you write dev_<slot> or
+// leave it out: the SDK then uses the default documented in runtime/DeviceApi.h.
 sdk_device_api make_api() {
   sdk_device_api api{};
   api.struct_size = sizeof(sdk_device_api);
-  api.api_version = SDK_DEVICE_API_VERSION;
-  api.device_count = &device_count;
-  api.get_device_properties = &get_device_properties;
-  api.get_device = &get_device;
-  api.set_device = &set_device;
-  api.mem_get_info = &mem_get_info;
-  api.malloc = &malloc_;
-  api.free = &free_;
-  api.host_malloc = &host_malloc;
-  api.host_free = &host_free;
-  api.memcpy = &memcpy_;
-  api.memcpy_async = &memcpy_async;
-  api.memset_async = &memset_async;
-  api.stream_create = &stream_create;
-  api.stream_destroy = &stream_destroy;
-  api.stream_query = &stream_query;
-  api.stream_synchronize = &stream_synchronize;
-  api.stream_wait_event = &stream_wait_event;
-  api.event_create = &event_create;
-  api.event_destroy = &event_destroy;
-  api.event_record = &event_record;
-  api.event_query = &event_query;
-  api.event_synchronize = &event_synchronize;
-  api.event_elapsed_time = &event_elapsed_time;
-  api.launch_host_func = &launch_host_func;
-  api.device_synchronize = &device_synchronize;
-  api.get_error_string = &get_error_string;
-  api.get_last_error_message = &get_last_error_message;
+  api.major_version = SDK_DEVICE_API_MAJOR;
+  api.minor_version = SDK_DEVICE_API_MINOR;
+  api.extension_start = nullptr;  // optional features (Note [Device API extensions]): none yet
+#define SET_SLOT(name, ret, params, presence, minor) api.name = &dev_##name;
+  SDK_DEVICE_API_SLOTS(SET_SLOT)
+#undef SET_SLOT
   return api;
 }
 
 }  // namespace
 
-// What backend_sdk._runtime.attach_device_library looks up in this library.
-extern "C" __attribute__((visibility("default"))) const sdk_device_api* sdk_device_api_entry(void) {
+// What backend_sdk._runtime.attach_device_library looks up in this library (Note [Device context]).
+extern "C" __attribute__((visibility("default"))) sdk_status sdk_device_entry(sdk_device_instance* instance) {
   static const sdk_device_api api = make_api();
-  return &api;
+  if (instance == nullptr) return SDK_ERROR_INVALID_VALUE;
+  instance->api = &api;
+  instance->context = make_context();
+  return SDK_SUCCESS;
 }
