@@ -552,7 +552,7 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
          extra_ldflags: list[str] | None = None, extra_include_paths: list[str] | None = None,
          build_directory: str | None = None, verbose: bool = False, with_cuda: bool | None = None,
          with_sycl: bool | None = None, is_python_module: bool = True, is_standalone: bool = False,
-         keep_intermediates: bool = True) -> str | types.ModuleType:
+         keep_intermediates: bool = True, stable: bool = False) -> str | types.ModuleType:
     """Compiles ``sources`` against the SDK into a shared library, caches it, loads it (PyTorch's
     ``torch.utils.cpp_extension.load``, same signature and defaults).
 
@@ -579,6 +579,11 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
     'NAME':\\n<compiler output>") when compiling or linking fails, ExtensionLoadError/ImportError
     when the library does not load, and ValueError with the dispatcher's message when its
     registrations fail (nothing of that library stays registered). See Note [JIT extension cache].
+
+    ``stable=True`` (ours; PyTorch has no such flag) builds against the ABI-stable surface only
+    (``backend_sdk/utils/_stable_extension.py``): only ``<backend_sdk/stable/...>`` and
+    ``<backend_sdk/headeronly/...>`` of the SDK's headers are on the include path, and a library that
+    uses a C++ symbol of libbackend_sdk (anything but the C shim) is a RuntimeError.
     """
     del extra_cuda_cflags, extra_sycl_cflags, keep_intermediates  # no CUDA/SYCL sources: see the docstring
     _check_name(name)
@@ -586,7 +591,7 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
         raise ValueError("`is_python_module` and `is_standalone` are mutually exclusive.")
     _check_unsupported(name, with_cuda, with_sycl)
     return _load(name, _checked_sources(name, sources), None, extra_cflags, extra_ldflags, extra_include_paths,
-                 build_directory, verbose, is_python_module, is_standalone)
+                 build_directory, verbose, is_python_module, is_standalone, stable=stable)
 
 
 def _write_if_changed(path: str, text: str) -> None:
@@ -605,13 +610,19 @@ def _write_if_changed(path: str, text: str) -> None:
 
 def _load(name: str, srcs: list[str], inline: dict[str, str] | None, extra_cflags: list[str] | None,
           extra_ldflags: list[str] | None, extra_include_paths: list[str] | None, build_directory: str | None,
-          verbose: bool, is_python_module: bool, is_standalone: bool) -> str | types.ModuleType:
+          verbose: bool, is_python_module: bool, is_standalone: bool,
+          stable: bool = False) -> str | types.ModuleType:
     """``load``; ``inline`` maps source paths to the text ``load_inline`` writes there (with the build
     lock held, Note [JIT extension cache])."""
     user_cflags = _as_list(extra_cflags, "extra_cflags")
     user_ldflags = _as_list(extra_ldflags, "extra_ldflags")
     user_includes = [os.path.abspath(p) for p in _as_list(extra_include_paths, "extra_include_paths")]
     includes = list(include_paths()) + user_includes
+    if stable:  # the ABI-stable surface only (_stable_extension.py)
+        from ._stable_extension import stable_cflags, stable_include_paths
+
+        includes = stable_include_paths() + user_includes
+        user_cflags = stable_cflags() + user_cflags
     ldflags: list[str] = []
     if is_python_module:
         py_includes, py_ldflags = _python_module_flags()
@@ -683,6 +694,14 @@ def _load(name: str, srcs: list[str], inline: dict[str, str] | None, extra_cflag
                     _write_if_changed(path, text)
                 _build(name, srcs, cflags, ldflags, build_dir, target, verbose,
                        use_ninja=is_ninja_available() and os.environ.get("BACKEND_SDK_JIT_NO_NINJA") != "1")
+                if stable:
+                    from ._stable_extension import check_stable_symbols
+
+                    try:
+                        check_stable_symbols(name, target)
+                    except RuntimeError:
+                        os.remove(target)
+                        raise
                 _remove_stale_libraries(name, build_dir, keep=target)
             # Loaded before the lock is released: only a builder holding it deletes libraries.
             return finish()

@@ -7,6 +7,7 @@
 
 #include <backend_sdk/dispatch/FunctionSchema.h>
 #include <backend_sdk/dispatch/IValue.h>
+#include <backend_sdk/dispatch/detail/SchemaDefaults.h>
 
 namespace sdk::python {
 
@@ -19,8 +20,8 @@ namespace sdk::python {
 bool to_ivalue(PyObject* obj, const Type& type, IValue* out, bool numbers_as_tensors = false);
 // New reference: the Python value of v (tensors wrapped, lists as lists).
 PyObject* from_ivalue(const IValue& v);
-// The IValue for a schema default's text ("1", "None", "[0, 1]", "contiguous_format").
-IValue default_ivalue(const Argument& arg);
+// default_ivalue (a schema default's IValue): dispatch/detail/SchemaDefaults.h.
+using ::sdk::detail::default_ivalue;
 // "Tensor", "int", "list of [int, str]" ... for error messages.
 std::string python_type_name(PyObject* obj);
 

@@ -35,9 +35,9 @@ ROOT = HERE.parents[1]
 
 CPP_TARGETS = {
     # target: (harness, SDK sources it links, corpus, dictionary)
-    "schema_cpp": ("schema_fuzzer.cpp", ["csrc/backend_sdk/dispatch/FunctionSchema.cpp", "csrc/backend_sdk/core/Exception.cpp"], "schema",
+    "schema_cpp": ("schema_fuzzer.cpp", ["csrc/backend_sdk/dispatch/FunctionSchema.cpp"], "schema",
                    "schema.dict"),
-    "device_cpp": ("device_fuzzer.cpp", ["csrc/backend_sdk/core/DeviceType.cpp", "csrc/backend_sdk/core/Exception.cpp"], "device", None),
+    "device_cpp": ("device_fuzzer.cpp", ["csrc/backend_sdk/core/DeviceType.cpp"], "device", None),
 }
 PY_TARGETS = {"schema": ("schema", "schema.dict"), "device": ("device", None), "binding": ("binding", None),
               "indexing": ("indexing", None)}

@@ -1,4 +1,4 @@
-// DeviceType, Device and backend names (PrivateUse1/2/3 renaming).
+// DeviceType, Device (header-only: headeronly/DeviceType.h) and backend names (PrivateUse1/2/3 renaming).
 #pragma once
 
 #include <cstdint>
@@ -8,21 +8,9 @@
 #include <string_view>
 
 #include <backend_sdk/core/Macros.h>
+#include <backend_sdk/headeronly/DeviceType.h>
 
 namespace sdk {
-
-enum class DeviceType : int8_t {
-  CPU = 0,
-  Meta = 1,
-  PrivateUse1 = 2,
-  PrivateUse2 = 3,
-  PrivateUse3 = 4,
-};
-constexpr int kNumDeviceTypes = 5;
-
-inline bool is_privateuse(DeviceType t) {
-  return t == DeviceType::PrivateUse1 || t == DeviceType::PrivateUse2 || t == DeviceType::PrivateUse3;
-}
 
 // Note [Backend renaming]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -45,31 +33,7 @@ SDK_API bool parse_device_type(std::string_view name, DeviceType* out);
 // "cpu, meta, accel, privateusetwo, privateusethree": for error messages.
 SDK_API std::string valid_device_type_names();
 
-struct SDK_API Device {
-  DeviceType type = DeviceType::CPU;
-  int8_t index = -1;  // -1: "the current device of this type"
-
-  constexpr Device() = default;
-  constexpr Device(DeviceType t, int8_t i = -1) : type(t), index(i) {}
-  // Parses "cpu", "cpu:0", "meta", "accel:1"; throws ValueError on anything else.
-  static Device parse(std::string_view text);
-
-  bool has_index() const { return index >= 0; }
-  bool is_cpu() const { return type == DeviceType::CPU; }
-  bool is_meta() const { return type == DeviceType::Meta; }
-  std::string str() const;
-  bool operator==(const Device& o) const { return type == o.type && index == o.index; }
-  bool operator!=(const Device& o) const { return !(*this == o); }
-};
-
 SDK_API std::ostream& operator<<(std::ostream& os, DeviceType t);
 SDK_API std::ostream& operator<<(std::ostream& os, const Device& d);
 
 }  // namespace sdk
-
-template <>
-struct std::hash<sdk::Device> {
-  size_t operator()(const sdk::Device& d) const noexcept {
-    return (static_cast<size_t>(d.type) << 8) | static_cast<uint8_t>(d.index);
-  }
-};

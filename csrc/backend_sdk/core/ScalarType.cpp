@@ -7,19 +7,11 @@
 namespace sdk {
 
 size_t element_size(ScalarType t) {
-  static constexpr size_t sizes[kNumScalarTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
-  SDK_CHECK_VALUE(t >= ScalarType::Bool && t < ScalarType::NumOptions, "element_size: invalid dtype ",
-                  static_cast<int>(t));
-  return sizes[static_cast<int>(t)];
+  SDK_CHECK_VALUE(is_valid_scalar_type(t), "element_size: invalid dtype ", static_cast<int>(t));
+  return headeronly::element_size(t);
 }
 
-const char* scalar_type_name(ScalarType t) {
-  static const char* names[kNumScalarTypes] = {"bool",    "uint8",   "int8",     "int16",   "int32",
-                                               "int64",   "float16", "bfloat16", "float32", "float64"};
-  if (t == ScalarType::Undefined) return "Undefined";
-  if (t < ScalarType::Bool || t >= ScalarType::NumOptions) return "<invalid dtype>";
-  return names[static_cast<int>(t)];
-}
+const char* scalar_type_name(ScalarType t) { return headeronly::scalar_type_name(t); }
 
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == ScalarType::Undefined) return b;

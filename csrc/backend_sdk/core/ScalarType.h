@@ -7,39 +7,15 @@
 
 #include <backend_sdk/core/Half.h>
 #include <backend_sdk/core/Macros.h>
+#include <backend_sdk/headeronly/ScalarType.h>
 
 namespace sdk {
 
-// The enumerator order is part of the Python API (dtype ids) and of kernels'
-// dtype switches; add new types at the end.
-enum class ScalarType : int8_t {
-  Bool = 0,
-  UInt8,
-  Int8,
-  Int16,
-  Int32,
-  Int64,
-  Float16,
-  BFloat16,
-  Float32,
-  Float64,
-  NumOptions,
-  Undefined = -1,
-};
-constexpr int kNumScalarTypes = static_cast<int>(ScalarType::NumOptions);
-
+// The ScalarType enum and its predicates are header-only (headeronly/ScalarType.h).
+// element_size throws a ValueError for an invalid dtype (headeronly::element_size returns 0).
 SDK_API size_t element_size(ScalarType t);
 // PyTorch's dtype names without the "torch." prefix: "float32", "int64", "bool".
 SDK_API const char* scalar_type_name(ScalarType t);
-inline bool is_floating_type(ScalarType t) {
-  return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
-         t == ScalarType::Float64;
-}
-inline bool is_integral_type(ScalarType t, bool include_bool) {
-  return (include_bool && t == ScalarType::Bool) ||
-         (t >= ScalarType::UInt8 && t <= ScalarType::Int64);
-}
-inline bool is_signed_type(ScalarType t) { return t != ScalarType::Bool && t != ScalarType::UInt8; }
 
 // promote_types(a, b): PyTorch's promoteTypes lattice (commutative).
 SDK_API ScalarType promote_types(ScalarType a, ScalarType b);

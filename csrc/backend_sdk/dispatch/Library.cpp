@@ -2,11 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
 
 #include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/detail/StaticRegistration.h>
 #include <backend_sdk/dispatch/detail/LibraryGroups.h>
 
 namespace sdk {
@@ -90,6 +92,12 @@ std::vector<std::string> take_static_registration_errors() {
 
 namespace detail {
 
+void record_static_registration_error(std::string msg) {
+  std::cerr << "[backend_sdk] registration error " << msg << "\n";
+  std::lock_guard<std::mutex> guard(g_static_errors_mutex);
+  static_errors().push_back(std::move(msg));
+}
+
 namespace {
 // Note [Extension library groups] (dispatch/detail/LibraryGroups.h).
 std::mutex g_groups_mutex;
@@ -112,6 +120,17 @@ uint64_t end_static_library_group() {
   uint64_t id = g_next_group_id++;
   closed_groups().emplace(id, std::move(libs));
   return id;
+}
+
+void add_to_open_static_library_group(Library* lib) {
+  if (!t_open_groups.empty()) t_open_groups.back().push_back(lib);
+}
+
+void forget_static_library(Library* lib) {
+  auto erase = [lib](std::vector<Library*>& v) { v.erase(std::remove(v.begin(), v.end(), lib), v.end()); };
+  for (auto& open : t_open_groups) erase(open);
+  std::lock_guard<std::mutex> guard(g_groups_mutex);
+  for (auto& [id, libs] : closed_groups()) erase(libs);
 }
 
 int64_t reset_static_library_group(uint64_t id) {
@@ -177,9 +196,7 @@ StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std:
     // Registration errors are reported, not fatal; see the class comment.
     std::string msg = std::string("while running the SDK_LIBRARY block for namespace '") + ns + "' at " + file +
                       ":" + std::to_string(line) + ": " + e.what();
-    std::cerr << "[backend_sdk] registration error " << msg << "\n";
-    std::lock_guard<std::mutex> guard(g_static_errors_mutex);
-    static_errors().push_back(std::move(msg));
+    record_static_registration_error(std::move(msg));
   }
 }
 

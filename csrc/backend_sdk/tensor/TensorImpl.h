@@ -78,6 +78,12 @@ class SDK_API TensorImpl : public intrusive_target {
  private:
   void refresh();  // numel and contiguity from sizes/strides
 
+#ifdef SDK_TEST_TENSORIMPL_PADDING
+  // Only in the test build of CMake option SDK_TEST_TENSORIMPL_PADDING: moves every field
+  // below, so an extension compiled against the normal layout that touched TensorImpl would
+  // break, while one built on the stable C shim must not (tools/stable_abi_check.sh).
+  int64_t abi_test_padding_[3] = {0, 0, 0};
+#endif
   Storage storage_;
   DimVector sizes_;
   DimVector strides_;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Test (c) of the ABI-stable surface (docs/architecture.md, "The ABI-stable surface"): a kernel library
+# built against the stable surface of the normal SDK runs unchanged on an SDK whose internal TensorImpl
+# layout changed (CMake option SDK_TEST_TENSORIMPL_PADDING adds a field).
+#
+#   tools/stable_abi_check.sh            build build-abi-padding/ (ccache when present), then check
+#
+# 1. samples/stable_ops is built with cpp_extension.load(stable=True) against the checkout's SDK
+#    (its in-place build must exist: the README's build), into build-abi-padding/prebuilt/.
+# 2. The SDK, _C, device_sim and the accel sample are built with SDK_TEST_TENSORIMPL_PADDING=ON.
+# 3. A package tree (backend_sdk, device_sim, accel) is assembled from the checkout's Python files
+#    and the padded binaries, and samples/stable_ops/check.py runs the prebuilt library on it, on cpu
+#    and accel. From a warm ccache step 2 takes about a minute; a cold one is a full SDK build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build=${SDK_ABI_BUILD_DIR:-$root/build-abi-padding}
+mkdir -p "$build"
+
+echo "== 1. the stable library, built against the normal SDK"
+prebuilt=$(PYTHONPATH="$root" python - "$build/prebuilt" <<'PY'
+import sys
+from backend_sdk.utils import cpp_extension
+print(cpp_extension.load("stable_ops_abi", ["samples/stable_ops/csrc/stable_ops.cpp"], stable=True,
+                         is_python_module=False,
+                         build_directory=sys.argv[1], is_standalone=True))
+PY
+)
+echo "$prebuilt"
+
+echo "== 2. the SDK with a changed TensorImpl layout ($build)"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$build" -G Ninja -DSDK_TEST_TENSORIMPL_PADDING=ON -DSDK_INPLACE=OFF \
+  -Dpybind11_DIR="$(python -m pybind11 --cmakedir)" "${launcher[@]}" >/dev/null
+ninja -C "$build" backend_sdk _C device_sim accel_sim
+
+echo "== 3. the prebuilt stable library on the padded SDK"
+pkg="$build/pkg"
+rm -rf "$pkg" && mkdir -p "$pkg"
+python - "$pkg" <<'PY'
+import shutil, sys
+ignore = shutil.ignore_patterns("*.so", "__pycache__", "include")
+for src, dst in [("backend_sdk", "backend_sdk"), ("samples/accel_sim/accel", "accel")]:
+    shutil.copytree(src, f"{sys.argv[1]}/{dst}", ignore=ignore)
+shutil.os.makedirs(f"{sys.argv[1]}/device_sim")
+shutil.copy("device_sim/__init__.py", f"{sys.argv[1]}/device_sim/")
+PY
+mkdir -p "$pkg/backend_sdk/lib"
+cp "$build"/libbackend_sdk.so "$pkg/backend_sdk/lib/"
+cp "$build"/_C*.so "$pkg/backend_sdk/"
+cp "$build"/libdevice_sim.so "$pkg/device_sim/"
+cp "$(find "$build" -name libaccel_sim.so | head -1)" "$pkg/accel/"
+grep -q "SDK_TEST_TENSORIMPL_PADDING:BOOL=ON" "$build/CMakeCache.txt"
+(cd "$pkg" && PYTHONPATH="$pkg:$root/samples/stable_ops" python "$root/samples/stable_ops/check.py" "$prebuilt" accel)
