@@ -65,7 +65,8 @@ INTERNAL_NAMES = [
 # the inline code of public headers reference in vendor code (the registrar, the thread-local key
 # sets, the dispatch table offsets, crash labelling, SDK_CHECK's thrower), and the casting reports
 # of ops/detail/Casting.h that _C uses, and the library groups of dispatch/detail/LibraryGroups.h
-# that _C's extension loader uses (Note [Extension library groups]). Anything else under a detail
+# that _C's extension loader uses (Note [Extension library groups]), and the schema defaults
+# (dispatch/detail/SchemaDefaults.h) _C's argument parser uses. Anything else under a detail
 # namespace is internal.
 EXPORTED_DETAIL = {
     "sdk::detail::StaticLibrary::StaticLibrary", "sdk::detail::kTableOffsets",
@@ -73,7 +74,7 @@ EXPORTED_DETAIL = {
     "sdk::detail::t_running_kernel", "sdk::detail::throw_error", "sdk::detail::treat_as_sdk_library",
     "sdk::ops::detail::report_cannot_cast", "sdk::ops::detail::report_scalar_overflow",
     "sdk::detail::begin_static_library_group", "sdk::detail::end_static_library_group",
-    "sdk::detail::reset_static_library_group",
+    "sdk::detail::reset_static_library_group", "sdk::detail::default_ivalue",
 }
 
 

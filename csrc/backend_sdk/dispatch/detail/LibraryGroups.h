@@ -42,9 +42,9 @@ SDK_API void begin_static_library_group();
 SDK_API uint64_t end_static_library_group();
 // A Library made outside SDK_LIBRARY* during a load (the stable shim's sdk_stable_library_create,
 // which STABLE_SDK_LIBRARY* blocks call) joins the innermost open group of this thread, if any.
-SDK_API void add_to_open_static_library_group(Library* lib);
+void add_to_open_static_library_group(Library* lib);
 // Removes `lib` from every group before it is destroyed (sdk_stable_library_free).
-SDK_API void forget_static_library(Library* lib);
+void forget_static_library(Library* lib);
 // Undoes the registrations of every library of group `id` and forgets it; returns how many
 // libraries it held (0 for an unknown or already reset id).
 SDK_API int64_t reset_static_library_group(uint64_t id);

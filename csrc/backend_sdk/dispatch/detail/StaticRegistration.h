@@ -10,6 +10,6 @@
 namespace sdk::detail {
 
 // Prints the error to stderr and keeps it for take_static_registration_errors().
-SDK_API void record_static_registration_error(std::string msg);
+void record_static_registration_error(std::string msg);
 
 }  // namespace sdk::detail
