@@ -45,7 +45,10 @@ def scale(ns: str, values: list[float]) -> list[float]:
 
 def test_signatures_and_defaults_are_pytorchs():
     load = inspect.signature(cpp_extension.load)
-    assert list(load.parameters) == ["name", "sources", "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags",
+    # PyTorch's parameters, in PyTorch's order, then ours, keyword-only: stable= (the ABI-stable surface).
+    ours = [p for p in load.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert [p.name for p in ours] == ["stable"] and ours[0].default is False
+    assert [p for p in load.parameters if p != "stable"] == ["name", "sources", "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags",
                                      "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
                                      "with_cuda", "with_sycl", "is_python_module", "is_standalone",
                                      "keep_intermediates", "stable"]

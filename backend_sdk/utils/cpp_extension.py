@@ -552,7 +552,7 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
          extra_ldflags: list[str] | None = None, extra_include_paths: list[str] | None = None,
          build_directory: str | None = None, verbose: bool = False, with_cuda: bool | None = None,
          with_sycl: bool | None = None, is_python_module: bool = True, is_standalone: bool = False,
-         keep_intermediates: bool = True, stable: bool = False) -> str | types.ModuleType:
+         keep_intermediates: bool = True, *, stable: bool = False) -> str | types.ModuleType:
     """Compiles ``sources`` against the SDK into a shared library, caches it, loads it (PyTorch's
     ``torch.utils.cpp_extension.load``, same signature and defaults).
 
@@ -580,7 +580,7 @@ def load(name: str, sources: str | list[str], extra_cflags: list[str] | None = N
     when the library does not load, and ValueError with the dispatcher's message when its
     registrations fail (nothing of that library stays registered). See Note [JIT extension cache].
 
-    ``stable=True`` (ours; PyTorch has no such flag) builds against the ABI-stable surface only
+    ``stable=True`` (ours, keyword-only after PyTorch's parameters; PyTorch has no such flag) builds against the ABI-stable surface only
     (``backend_sdk/utils/_stable_extension.py``): only ``<backend_sdk/stable/...>`` and
     ``<backend_sdk/headeronly/...>`` of the SDK's headers are on the include path, and a library that
     uses a C++ symbol of libbackend_sdk (anything but the C shim) is a RuntimeError.
