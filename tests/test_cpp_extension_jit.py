@@ -51,9 +51,7 @@ def test_signatures_and_defaults_are_pytorchs():
     assert [p for p in load.parameters if p != "stable"] == ["name", "sources", "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags",
                                      "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
                                      "with_cuda", "with_sycl", "is_python_module", "is_standalone",
-                                     "keep_intermediates", "stable"]
-    # PyTorch's parameters in PyTorch's order; ours (stable=, the ABI-stable build) only after them.
-    assert load.parameters["stable"].default is False
+                                     "keep_intermediates"]
     assert load.parameters["is_python_module"].default is True and load.parameters["is_standalone"].default is False
     inline = inspect.signature(cpp_extension.load_inline)
     assert list(inline.parameters)[:5] == ["name", "cpp_sources", "cuda_sources", "sycl_sources", "functions"]
