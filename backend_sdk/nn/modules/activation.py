@@ -2,7 +2,7 @@
 LogSoftmax, LeakyReLU."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..._tensor import Tensor
 from .. import functional as F
@@ -67,42 +67,37 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """A module applying ``_function(input, dim)``; ``dim=None`` is PyTorch's implicit-dim rule."""
+
+    _function: Callable[..., Tensor]
+
+    def __init__(self, dim: Optional[int] = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: Any) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._function(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
     """Softmax along dim (PyTorch's implicit-dim rule, with its warning, when dim is None)."""
 
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: Any) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _function = F.softmax
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """log(softmax(x)) along dim."""
 
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: Any) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    _function = F.log_softmax
 
 
 class LeakyReLU(Module):
