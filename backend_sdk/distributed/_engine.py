@@ -61,6 +61,9 @@ class DistStoreError(DistError):
     """A store error (PyTorch's ``DistStoreError``)."""
 
 
+for _cls in (DistError, DistBackendError, DistNetworkError, DistStoreError):
+    _cls.__module__ = "backend_sdk.distributed"
+
 _HEARTBEAT_PERIOD = 0.25
 _TAG_HEARTBEAT, _TAG_FAIL, _TAG_BYE = 1, 2, 3
 
