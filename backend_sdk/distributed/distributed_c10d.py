@@ -534,10 +534,9 @@ def _check_reduction(op_name: str, op: Any, tensor: Any) -> str:
 
     if tensor.dtype == _bool and name == "AVG":
         raise TypeError(f"{op_name}: Cannot use ReduceOp.AVG with boolean inputs")
-    if tensor.dtype.is_floating_point if hasattr(tensor.dtype, "is_floating_point") else False:
-        if name in ("BAND", "BOR", "BXOR"):
-            raise TypeError(f"{op_name}: ReduceOp.{name} is only defined for integer and bool tensors, got "
-                            f"{tensor.dtype}")
+    if tensor.dtype.is_floating_point and name in ("BAND", "BOR", "BXOR"):
+        raise TypeError(f"{op_name}: ReduceOp.{name} is only defined for integer and bool tensors, got "
+                        f"{tensor.dtype}")
     return name
 
 
