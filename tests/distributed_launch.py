@@ -26,16 +26,23 @@ def require_mpi() -> None:
 
 
 def launch(script: str, nproc: int, *args: str, timeout: float = 60, env: dict | None = None,
-           expect_ok: bool = True) -> tuple[int, str, float]:
-    """Runs ``script args`` on ``nproc`` ranks; returns (exit status, output, seconds). Never hangs past timeout."""
+           expect_ok: bool = True, launcher: bool = False) -> tuple[int, str, float]:
+    """Runs ``script args`` on ``nproc`` ranks; returns (exit status, output, seconds). Never hangs past timeout.
+
+    ``launcher=True`` goes through ``python -m backend_sdk.distributed.run``; otherwise the same mpiexec
+    command line is started directly (saving the launcher's own interpreter start and SDK import).
+    """
     require_mpi()
+    from backend_sdk.distributed.run import mpiexec_command
+
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, "samples", "accel_sim"),
                                               os.path.join(REPO, "tests"), full_env.get("PYTHONPATH", "")])
     full_env.update(env or {})
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "backend_sdk.distributed.run", "--nproc-per-node", str(nproc),
-                             script, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    cmd = [sys.executable, "-m", "backend_sdk.distributed.run", "--nproc-per-node", str(nproc), script, *args] \
+        if launcher else mpiexec_command(nproc, [script, *args])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=full_env, cwd=REPO, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=timeout)

@@ -13,6 +13,7 @@ span machines; restarts (``--max-restarts``) are not supported, as a failed MPI 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ import sys
 import sysconfig
 import uuid
 
-__all__ = ["find_mpiexec", "get_args_parser", "main", "parse_args", "run"]
+__all__ = ["find_mpiexec", "get_args_parser", "main", "mpiexec_command", "parse_args", "run"]
 
 
 def find_mpiexec() -> str:
@@ -81,6 +82,7 @@ def parse_args(args: list[str] | None) -> argparse.Namespace:
     return ns
 
 
+@functools.lru_cache(maxsize=None)
 def _is_hydra(mpiexec: str) -> bool:
     try:
         out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20).stdout
@@ -89,19 +91,25 @@ def _is_hydra(mpiexec: str) -> bool:
     return "HYDRA" in out.upper()
 
 
-def run(ns: argparse.Namespace) -> int:
-    """Runs the job; returns mpiexec's exit status."""
+def mpiexec_command(nproc: int, argv: list[str], module: bool = False, no_python: bool = False) -> list[str]:
+    """The mpiexec command line that starts ``argv`` (a script and its arguments) on ``nproc`` ranks."""
     mpiexec = find_mpiexec()
-    cmd = [mpiexec, "-n", str(ns.nproc_per_node)]
+    cmd = [mpiexec, "-n", str(nproc)]
     if _is_hydra(mpiexec):
         cmd.append("-disable-auto-cleanup")
     # Every rank starts in _worker (torchrun's variables from MPI's), which runs or execs the script.
     cmd += [sys.executable, "-u", "-m", "backend_sdk.distributed._worker"]
-    if ns.no_python:
+    if no_python:
         cmd.append("--no-python")
-    elif ns.module:
+    elif module:
         cmd.append("--module")
-    cmd += [ns.training_script, *ns.training_script_args]
+    return cmd + list(argv)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Runs the job; returns mpiexec's exit status."""
+    cmd = mpiexec_command(ns.nproc_per_node, [ns.training_script, *ns.training_script_args], ns.module,
+                          ns.no_python)
     env = dict(os.environ)
     env.update(MASTER_ADDR=ns.master_addr, MASTER_PORT=str(ns.master_port),
                TORCHELASTIC_RUN_ID=ns.rdzv_id or uuid.uuid4().hex[:12])
