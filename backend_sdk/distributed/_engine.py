@@ -23,8 +23,8 @@ A waiter therefore raises ``DistBackendError`` naming the failed rank as soon as
 when a peer's heartbeats stop for ``heartbeat timeout`` seconds (a killed process: it can tell
 nothing), or when the process group's ``timeout`` passes. After such an error the communication
 thread may be stuck inside an MPI call that will never finish: the process group is marked broken,
-later calls raise at once, and the process leaves with ``os._exit`` at interpreter exit instead of
-calling ``MPI_Finalize`` (which would wait on the stuck call). Plain ``mpiexec`` kills every rank as
+later calls raise at once, and at interpreter exit the process tells its peers it is gone and skips
+``MPI_Finalize`` (which would wait on the stuck call, or on a dead peer): ``_at_exit``. Plain ``mpiexec`` kills every rank as
 soon as one exits; the launcher (``backend_sdk.distributed.run``) passes ``-disable-auto-cleanup`` so
 that the surviving ranks can say what happened, and every rank ends on its own.
 
@@ -125,13 +125,15 @@ class Work:
         while not self._done.wait(0.05):
             failure = engine.monitor.failure()
             if failure is not None:
-                engine.mark_broken()
-                raise DistBackendError(f"[Rank {engine.rank}] {self._name} failed: {failure}")
+                error = DistBackendError(f"[Rank {engine.rank}] {self._name} failed: {failure}")
+                engine.mark_broken(str(error))
+                raise error
             if time.monotonic() > deadline:
-                engine.mark_broken()
-                raise DistBackendError(
+                error = DistBackendError(
                     f"[Rank {engine.rank}] Watchdog caught collective operation timeout: {self._name} ran for "
                     f"more than {limit:g} seconds. {engine.monitor.describe_peers()}")
+                engine.mark_broken(str(error))
+                raise error
         if self._exception is not None:
             raise self._exception
         if not self._finished:
@@ -222,16 +224,18 @@ class _Monitor:
                 return
             self._stop.wait(_HEARTBEAT_PERIOD)
 
-    def failure(self) -> str | None:
+    def failure(self, include_left: bool = True) -> str | None:
         """The first known failure of a peer, as text naming the rank, or None."""
         with self._lock:
             if self._failures:
                 rank = min(self._failures)
-                return f"rank {rank} raised an exception: {self._failures[rank]}"
+                return f"rank {rank} {self._failures[rank]}"
             limit = heartbeat_timeout()
             now = time.monotonic()
             for rank, seen in sorted(self._last_seen.items()):
                 if rank in self._left:
+                    if not include_left:
+                        continue
                     return f"rank {rank} has left the process group (destroy_process_group) and cannot take part"
                 if now - seen > limit:
                     return (f"rank {rank} stopped responding (no heartbeat for {now - seen:.1f} s): "
@@ -276,7 +280,12 @@ class _Engine:
     def __init__(self) -> None:
         import mpi4py
 
+        global _mpi4py_finalizes
         mpi4py.rc.thread_level = "multiple"
+        if "mpi4py.MPI" in sys.modules:  # imported by the user first: mpi4py's atexit finalizes
+            _mpi4py_finalizes = mpi4py.rc.finalize is not False
+        else:
+            mpi4py.rc.finalize = False  # _at_exit finalizes, only when every peer can
         from mpi4py import MPI
 
         self.MPI = MPI
@@ -289,6 +298,7 @@ class _Engine:
         self.size = self.world.Get_size()
         self.monitor = _Monitor(MPI.COMM_WORLD.Dup())
         self.broken = False
+        self.broken_reason = ""
         self._queue: "queue.SimpleQueue[Work | None]" = queue.SimpleQueue()
         self.worker = threading.Thread(target=self._loop, name="backend_sdk.distributed.worker", daemon=True)
         self.worker.start()
@@ -326,14 +336,17 @@ class _Engine:
     def submit(self, name: str, fn: Callable[[], Any], timeout: float,
                then: Callable[[], None] | None = None) -> Work:
         if self.broken:
-            raise DistBackendError(f"[Rank {self.rank}] {name}: the process group is broken by an earlier failure "
-                                   "(see the first error); destroy it and start again")
+            raise DistBackendError(f"[Rank {self.rank}] {name}: the process group is broken by an earlier failure: "
+                                   f"{self.broken_reason}")
         work = Work(name, fn, self, timeout, then)
         self._queue.put(work)
         return work
 
-    def mark_broken(self) -> None:
-        self.broken = True
+    def mark_broken(self, reason: str) -> None:
+        """After a failure or timeout (Note [Distributed engine]): later calls raise, exit skips MPI_Finalize."""
+        if not self.broken:
+            self.broken = True
+            self.broken_reason = reason
 
     def shutdown(self) -> None:
         """Stops the threads (destroy_process_group); after a failure only marks the process for a hard exit."""
@@ -373,7 +386,7 @@ def release_engine() -> None:
 
 
 def _install_process_hooks() -> None:
-    """sys.excepthook tells the peers about an uncaught exception; atexit stops the threads or exits hard."""
+    """sys.excepthook tells the peers about an uncaught exception; atexit ends MPI (Note [Distributed engine])."""
     global _hooks_installed
     if _hooks_installed:
         return
@@ -384,23 +397,47 @@ def _install_process_hooks() -> None:
         eng = _engine
         if eng is not None and not isinstance(value, DistBackendError):
             text = "".join(traceback.format_exception_only(tp, value)).strip()
-            eng.monitor.notify(_TAG_FAIL, text, grace=2.0)
+            eng.monitor.notify(_TAG_FAIL, f"raised an exception: {text}", grace=2.0)
+            eng.mark_broken(f"this rank raised {text}")
         previous(tp, value, tb)
         if eng is not None:
-            eng.mark_broken()
             sys.stderr.flush()
-            time.sleep(0.5 if isinstance(value, DistBackendError) else 1.0)  # let the peers report before mpiexec ends them
+            time.sleep(0.5)  # let the peers report before a plain mpiexec ends them
 
     sys.excepthook = excepthook
+    atexit.register(_at_exit)
 
-    def at_exit() -> None:
-        eng = _engine
-        if eng is None:
-            return
-        if eng.broken:  # Note [Distributed engine]: the worker may be stuck in MPI; MPI_Finalize would hang
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(1)
+
+def _at_exit() -> None:
+    """Stops the threads and finalizes MPI only when every peer can finalize too.
+
+    MPI_Finalize waits for the peers: after a failure here (the worker may be stuck in a call that never
+    ends) or a peer's failure it is skipped, and the peers are told this rank is gone. A finalize that
+    still does not return within 10 s (a peer killed before anyone noticed) ends the process with status 1.
+    """
+    eng = _engine
+    if eng is None:
+        return
+    from mpi4py import MPI
+
+    if eng.broken:
+        eng.monitor.notify(_TAG_FAIL, f"exited after an error: {eng.broken_reason}", grace=1.0)
+    else:
         eng.shutdown()
+    lost = eng.broken or eng.monitor.failure(include_left=False) is not None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if _mpi4py_finalizes:
+        if lost:
+            os._exit(1)
+        return  # mpi4py's own atexit (registered before ours, so it runs after) finalizes
+    if lost or MPI.Is_finalized():
+        return
+    timer = threading.Timer(10.0, lambda: os._exit(1))
+    timer.daemon = True
+    timer.start()
+    MPI.Finalize()
+    timer.cancel()
 
-    atexit.register(at_exit)
+
+_mpi4py_finalizes = False
