@@ -200,7 +200,7 @@ class DistributedDataParallel(Module):
         with no_grad():
             piece = bucket.buffer[bucket.offsets[j]:bucket.offsets[j] + p.numel()]
             if total is None:
-                piece.zero_()
+                piece.fill_(0)
             else:
                 piece.copy_(total.reshape(-1))
         self._ready[i] = True
