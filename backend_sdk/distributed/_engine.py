@@ -65,6 +65,9 @@ for _cls in (DistError, DistBackendError, DistNetworkError, DistStoreError):
     _cls.__module__ = "backend_sdk.distributed"
 
 _HEARTBEAT_PERIOD = 0.25
+#: A peer's failure notice or BYE can overtake the completion of an operation it took part in (a
+#: descheduled worker thread): the waiter gives the operation this long to finish before raising.
+_FAILURE_GRACE = 2.0
 _TAG_HEARTBEAT, _TAG_FAIL, _TAG_BYE = 1, 2, 3
 
 
@@ -124,6 +127,8 @@ class Work:
         engine = self._engine
         while not self._done.wait(0.05):
             failure = engine.monitor.failure()
+            if failure is not None and self._done.wait(_FAILURE_GRACE):
+                break  # the operation completed anyway (the peer failed or left after taking part)
             if failure is not None:
                 error = DistBackendError(f"[Rank {engine.rank}] {self._name} failed: {failure}")
                 engine.mark_broken(str(error))
