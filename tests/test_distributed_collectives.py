@@ -179,6 +179,19 @@ def _api() -> None:
         assert w.wait() is True and w.is_completed() and w.is_success()
     for k, t in enumerate(tensors):
         assert float(t[0]) == sum(q + k for q in range(n)), t
+    # 0-d and empty tensors; an async collective on a non-contiguous view lands at wait()
+    x = sdk.tensor(float(r + 1))
+    dist.all_reduce(x)
+    assert x.item() == n * (n + 1) / 2
+    e = sdk.zeros(0)
+    dist.all_reduce(e)
+    outs = [sdk.zeros(()) for _ in range(n)]
+    dist.all_gather(outs, sdk.tensor(float(r)))
+    assert [o.item() for o in outs] == [float(k) for k in range(n)]
+    view = sdk.arange(8, dtype=sdk.float32).reshape(2, 4).t()
+    w = dist.all_reduce(view, async_op=True)
+    w.wait()
+    assert view.tolist()[1] == [1.0 * n, 5.0 * n], view
     w = dist.barrier(async_op=True)
     w.wait(timeout=datetime.timedelta(seconds=30))
     # point to point: a ring in both directions at once (isend + irecv do not wait on each other)

@@ -612,7 +612,7 @@ def all_gather(tensor_list: list, tensor: Any, group: ProcessGroup | None = None
 
         with no_grad():
             for i, t in enumerate(tensor_list):
-                t.copy_(from_numpy(out[i]).reshape(list(t.shape)))
+                t.copy_(from_numpy(out[i, ...]).reshape(list(t.shape)))  # [i, ...]: an array even for 0-d
 
     return _submit(pg, "all_gather", lambda: backend.all_gather(out, view.array), async_op, then)
 
@@ -742,7 +742,7 @@ def gather(tensor: Any, gather_list: list | None = None, dst: int | None = None,
 
         with no_grad():
             for i, t in enumerate(gather_list or []):
-                t.copy_(from_numpy(out[i]).reshape(list(t.shape)))
+                t.copy_(from_numpy(out[i, ...]).reshape(list(t.shape)))  # [i, ...]: an array even for 0-d
 
     return _submit(pg, "gather", lambda: backend.gather(out, view.array, root), async_op, then)
 
