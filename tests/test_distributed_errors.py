@@ -57,6 +57,16 @@ def test_backend_names_and_registration():
         _parse_backend("nonesuch")
 
 
+def test_backends_that_are_not_built_in_are_refused_at_init():
+    with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
+        dist.init_process_group("nccl")
+    with pytest.raises(RuntimeError, match="Distributed package doesn't have GLOO built in"):
+        dist.init_process_group("cpu:gloo")
+    with pytest.raises(ValueError, match="Invalid backend: 'nosuch' for device type accel"):
+        dist.init_process_group("cpu:mpi,accel:nosuch")
+    assert not dist.is_initialized()
+
+
 def test_reduce_op_values():
     assert dist.ReduceOp.SUM != dist.ReduceOp.MAX and dist.ReduceOp(dist.ReduceOp.AVG) is dist.ReduceOp.AVG
     assert dist.ReduceOp.RedOpType.PRODUCT is dist.ReduceOp.PRODUCT

@@ -167,6 +167,18 @@ def _parse_backend(backend: str | None) -> dict[str, str]:
     return {device: name for device in Backend.backend_capability.get(name, ["cpu"])}
 
 
+def _check_backends(mapping: dict[str, str]) -> None:
+    """Every named backend must be "mpi" or registered: PyTorch's "doesn't have X built in" otherwise."""
+    for device, name in mapping.items():
+        if name == Backend.MPI or name.upper() in Backend._plugins:
+            continue
+        if name in (Backend.GLOO, Backend.NCCL, Backend.UCC, Backend.XCCL):
+            raise RuntimeError(f"Distributed package doesn't have {name.upper()} built in: backend_sdk.distributed "
+                               "runs on MPI (backend=\"mpi\"), or register a backend with Backend.register_backend")
+        where = "" if device == "*" else f" for device type {device}"
+        raise ValueError(f"Invalid backend: '{name}'{where}. Available backends: {Backend.backend_list}")
+
+
 class ProcessGroup:
     """A group of ranks and its backends (PyTorch's ``ProcessGroup``)."""
 
@@ -302,6 +314,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         if dev is not None and (dev.index is None or dev.type == "cpu"):
             raise ValueError("init_process_group device_id parameter must be an accelerator with an index")
     backends = _parse_backend(backend)
+    _check_backends(backends)
     if not is_mpi_available():
         raise RuntimeError("Distributed package doesn't have MPI built in: pip install \"backend_sdk[distributed]\" "
                            "(mpi4py and an MPI library such as the mpich wheel)")
@@ -417,6 +430,7 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, 
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group: ranks {ranks} contain duplicates")
     backends = world._backend_names if backend is None else _parse_backend(backend)
+    _check_backends(backends)
     seconds = _timeout_seconds(timeout) if timeout is not None else world._timeout.total_seconds()
 
     def create() -> Any:
