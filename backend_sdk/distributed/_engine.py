@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = ["DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "Work"]
 
@@ -98,8 +98,7 @@ class Work:
             self._exception = e
         if isinstance(self._result, _Pending) and self._exception is None:
             return self._result  # the worker completes it when its requests have (Note [Distributed engine])
-        self._done.set()
-        return None
+        return None  # the worker sets _done after counting it finished
 
     def is_completed(self) -> bool:
         """True once the operation has finished (successfully or not); never blocks."""
@@ -126,19 +125,7 @@ class Work:
         deadline = time.monotonic() + limit
         engine = self._engine
         while not self._done.wait(0.05):
-            failure = engine.monitor.failure()
-            if failure is not None and self._done.wait(_FAILURE_GRACE):
-                break  # the operation completed anyway (the peer failed or left after taking part)
-            if failure is not None:
-                error = DistBackendError(f"[Rank {engine.rank}] {self._name} failed: {failure}")
-                engine.mark_broken(str(error))
-                raise error
-            if time.monotonic() > deadline:
-                error = DistBackendError(
-                    f"[Rank {engine.rank}] Watchdog caught collective operation timeout: {self._name} ran for "
-                    f"more than {limit:g} seconds. {engine.monitor.describe_peers()}")
-                engine.mark_broken(str(error))
-                raise error
+            engine.check_progress(self._name, deadline, limit, lambda: self._done.wait(_FAILURE_GRACE))
         if self._exception is not None:
             raise self._exception
         if not self._finished:
@@ -305,6 +292,9 @@ class _Engine:
         self.broken = False
         self.broken_reason = ""
         self._queue: "queue.SimpleQueue[Work | None]" = queue.SimpleQueue()
+        self._count_lock = threading.Lock()
+        self._outstanding = 0  # jobs submitted and not finished (Note [Inline small collectives])
+        self._exec = threading.Lock()  # held while a job's MPI calls are issued (worker or inline)
         self.worker = threading.Thread(target=self._loop, name="backend_sdk.distributed.worker", daemon=True)
         self.worker.start()
 
@@ -323,9 +313,13 @@ class _Engine:
             if work is None:
                 return
             if work is not False:
-                result = work._run()
+                with self._exec:
+                    result = work._run()
                 if isinstance(result, _Pending):
                     pending.append((work, result))
+                else:
+                    self._finished_one()
+                    work._done.set()
             still = []
             for w, p in pending:
                 try:
@@ -335,6 +329,7 @@ class _Engine:
                     w._result = p.result
                 except BaseException as e:
                     w._exception = e
+                self._finished_one()
                 w._done.set()
             pending = still
 
@@ -344,8 +339,73 @@ class _Engine:
             raise DistBackendError(f"[Rank {self.rank}] {name}: the process group is broken by an earlier failure: "
                                    f"{self.broken_reason}")
         work = Work(name, fn, self, timeout, then)
+        with self._count_lock:
+            self._outstanding += 1
         self._queue.put(work)
         return work
+
+    def _finished_one(self) -> None:
+        with self._count_lock:
+            self._outstanding -= 1
+
+    def check_progress(self, name: str, deadline: float, limit: float, completes: Callable[[], bool]) -> None:
+        """Raises DistBackendError if a peer failed (unless ``completes()`` within the grace) or past ``deadline``."""
+        failure = self.monitor.failure()
+        if failure is not None and completes():
+            return  # the operation completed anyway (the peer failed or left after taking part)
+        if failure is not None:
+            error = DistBackendError(f"[Rank {self.rank}] {name} failed: {failure}")
+            self.mark_broken(str(error))
+            raise error
+        if time.monotonic() > deadline:
+            error = DistBackendError(
+                f"[Rank {self.rank}] Watchdog caught collective operation timeout: {name} ran for "
+                f"more than {limit:g} seconds. {self.monitor.describe_peers()}")
+            self.mark_broken(str(error))
+            raise error
+
+    def run_inline(self, name: str, steps: Iterator[Any], timeout: float) -> bool:
+        """Runs ``steps`` (nonblocking MPI requests) on the calling thread when nothing is queued.
+
+        Note [Inline small collectives]
+        ===============================
+        A synchronous collective of at most ``INLINE_MAX_BYTES`` pays, on the communication thread,
+        two thread wake-ups, which on a loaded machine cost milliseconds: more than the collective.
+        When no job is queued or running (so issue order is kept), it runs here instead, as
+        nonblocking MPI calls (Iallgather for the signature, then Iallreduce / Ibcast) polled with
+        ``Test``; every 1024 polls the monitor and the deadline are consulted exactly as ``Work.wait``
+        does, so failures and timeouts are reported the same way. Large collectives stay on the
+        thread, whose blocking calls use MPI's best algorithms for big messages. Returns False, having
+        run nothing, when the thread has work.
+        """
+        if self.broken:
+            raise DistBackendError(f"[Rank {self.rank}] {name}: the process group is broken by an earlier failure: "
+                                   f"{self.broken_reason}")
+        with self._count_lock:
+            if self._outstanding:
+                return False
+            self._outstanding += 1
+        try:
+            with self._exec:
+                deadline = time.monotonic() + timeout
+                for req in steps:
+                    polls = 0
+                    while not req.Test():
+                        polls += 1
+                        if polls & 1023 == 0:
+                            grace = time.monotonic() + _FAILURE_GRACE
+
+                            def completes() -> bool:
+                                while time.monotonic() < grace:
+                                    if req.Test():
+                                        return True
+                                return False
+
+                            self.check_progress(name, deadline, timeout, completes)
+        finally:
+            with self._count_lock:
+                self._outstanding -= 1
+        return True
 
     def mark_broken(self, reason: str) -> None:
         """After a failure or timeout (Note [Distributed engine]): later calls raise, exit skips MPI_Finalize."""

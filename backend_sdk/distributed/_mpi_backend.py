@@ -18,7 +18,7 @@ bytes per collective.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -57,11 +57,24 @@ class MPIBackend:
         self._sigs = np.zeros((self.size, 6), dtype=np.int64)
 
     # ---- the signature check (Note [MPI backend data path]) ---------------------------------------
-    def check(self, op: str, root: int, array: np.ndarray | None, extra: int = 0) -> None:
+    def _signature(self, op: str, root: int, array: np.ndarray | None, extra: int) -> np.ndarray:
         sig = self._sig
         sig[:] = (_OPS.index(op), root, -1 if array is None else _dtype_code(array),
                   -1 if array is None else array.size, extra, 0)
+        return sig
+
+    def check(self, op: str, root: int, array: np.ndarray | None, extra: int = 0) -> None:
+        sig = self._signature(op, root, array, extra)
         self.comm.Allgather(sig, self._sigs)
+        self._compare(op, sig)
+
+    def check_steps(self, op: str, root: int, array: np.ndarray | None, extra: int = 0) -> Iterator[Any]:
+        """``check`` as nonblocking steps (Note [Inline small collectives] in _engine.py)."""
+        sig = self._signature(op, root, array, extra)
+        yield self.comm.Iallgather(sig, self._sigs)
+        self._compare(op, sig)
+
+    def _compare(self, op: str, sig: np.ndarray) -> None:
         if (self._sigs == sig).all():
             return
         sides = []
@@ -109,6 +122,13 @@ class MPIBackend:
         self.comm.Allreduce(self.MPI.IN_PLACE, work, op=self._mpi_op(op, array))
         self._finish(op, array, work, self.size)
 
+    def all_reduce_steps(self, array: np.ndarray, op: str) -> Iterator[Any]:
+        """``all_reduce`` as nonblocking steps, for the inline path of small collectives."""
+        yield from self.check_steps("all_reduce", 0, array)
+        work = self._reducible(array)
+        yield self.comm.Iallreduce(self.MPI.IN_PLACE, work, op=self._mpi_op(op, array))
+        self._finish(op, array, work, self.size)
+
     def reduce(self, array: np.ndarray, root: int, op: str) -> None:
         self.check("reduce", root, array)
         work = self._reducible(array)
@@ -135,6 +155,11 @@ class MPIBackend:
     def broadcast(self, array: np.ndarray, root: int) -> None:
         self.check("broadcast", root, array)
         self.comm.Bcast([self._bytes(array), self.MPI.BYTE], root=root)
+
+    def broadcast_steps(self, array: np.ndarray, root: int) -> Iterator[Any]:
+        """``broadcast`` as nonblocking steps, for the inline path of small collectives."""
+        yield from self.check_steps("broadcast", root, array)
+        yield self.comm.Ibcast([self._bytes(array), self.MPI.BYTE], root=root)
 
     def all_gather(self, output: np.ndarray, array: np.ndarray) -> None:
         """``output`` is (size * array.size) elements, contiguous."""
@@ -171,6 +196,10 @@ class MPIBackend:
 
     def barrier(self) -> None:
         self.check("barrier", 0, None)
+
+    def barrier_steps(self) -> Iterator[Any]:
+        """``barrier`` as nonblocking steps (the signature exchange is the barrier)."""
+        yield from self.check_steps("barrier", 0, None)
 
     # ---- objects (pickled by mpi4py) ---------------------------------------------------------------
     def bcast_object(self, obj: Any, root: int) -> Any:

@@ -534,6 +534,19 @@ def _submit(pg: ProcessGroup, name: str, fn: Callable[[], Any], async_op: bool,
     return None
 
 
+#: Synchronous collectives up to this size run on the calling thread (Note [Inline small collectives]).
+INLINE_MAX_BYTES = 1 << 20
+
+
+def _inline(pg: ProcessGroup, name: str, backend: Any, async_op: bool, array: np.ndarray | None,
+            steps: Callable[[], Any], timeout: float | None = None) -> bool:
+    """True if the collective ran inline (the mpi backend, synchronous, small, nothing queued)."""
+    if async_op or type(backend) is not MPIBackend or (array is not None and array.nbytes > INLINE_MAX_BYTES):
+        return False
+    seconds = pg._timeout.total_seconds() if timeout is None else timeout
+    return _engine.engine().run_inline(name, steps(), seconds)
+
+
 def _op_name(op: Any) -> str:
     if not isinstance(op, _RedOpType):
         raise TypeError(f"Invalid reduce op {op!r}: expected a ReduceOp (ReduceOp.SUM, ...)")
@@ -565,6 +578,9 @@ def broadcast(tensor: Any, src: int | None = None, group: ProcessGroup | None = 
     root = _group_rank(pg, src, group_src, "src")
     backend = _backend(pg, [tensor], "broadcast")
     view = _HostView(tensor)
+    if _inline(pg, "broadcast", backend, async_op, view.array, lambda: backend.broadcast_steps(view.array, root)):
+        view.write_back()
+        return None
     return _submit(pg, "broadcast", lambda: backend.broadcast(view.array, root), async_op, view.write_back)
 
 
@@ -578,6 +594,9 @@ def all_reduce(tensor: Any, op: Any = ReduceOp.SUM, group: ProcessGroup | None =
     name = _check_reduction("all_reduce", op, tensor)
     backend = _backend(pg, [tensor], "all_reduce")
     view = _HostView(tensor)
+    if _inline(pg, "all_reduce", backend, async_op, view.array, lambda: backend.all_reduce_steps(view.array, name)):
+        view.write_back()
+        return None
     return _submit(pg, "all_reduce", lambda: backend.all_reduce(view.array, name), async_op, view.write_back)
 
 
@@ -792,8 +811,10 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
     if pg is None:
         return None
     backend = pg._backend_for("cpu") if "cpu" in pg._backend_names else pg._backend_for("*")
-    work = _engine.engine().submit("barrier", backend.barrier,
-                                   _timeout_seconds(timeout) if timeout is not None else pg._timeout.total_seconds())
+    seconds = _timeout_seconds(timeout) if timeout is not None else pg._timeout.total_seconds()
+    if _inline(pg, "barrier", backend, async_op, None, backend.barrier_steps, seconds):
+        return None
+    work = _engine.engine().submit("barrier", backend.barrier, seconds)
     if async_op:
         return work
     work.wait()
