@@ -85,6 +85,18 @@ def test_launcher_refuses_what_it_cannot_do(capsys):
         assert text in capsys.readouterr().err
 
 
+def test_launcher_command_line():
+    from distributed_launch import require_mpi
+
+    require_mpi()
+    from backend_sdk.distributed.run import mpiexec_command
+
+    cmd = mpiexec_command(3, ["pkg.train", "--x"], module=True)
+    assert cmd[1:3] == ["-n", "3"] and "-disable-auto-cleanup" in cmd  # the mpich wheel's mpiexec is Hydra
+    assert cmd[-5:] == ["-m", "backend_sdk.distributed._worker", "--module", "pkg.train", "--x"]
+    assert mpiexec_command(1, ["./a.out"], no_python=True)[-2:] == ["--no-python", "./a.out"]
+
+
 def test_bad_input_across_two_ranks():
     launch(__file__, 2, "bad_input")
 
