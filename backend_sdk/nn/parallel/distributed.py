@@ -73,6 +73,8 @@ class DistributedDataParallel(Module):
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
         self._params = [p for p in module.parameters() if p.requires_grad]
         self._world = dist.get_world_size(process_group)
+        # the global rank of the group's rank 0: the source of the initial state and of buffers
+        self._src = dist.get_global_rank(process_group, 0) if process_group is not None else 0
         if init_sync:
             self._sync_module_states()
         self._buckets, self._bucket_of = self._make_buckets()
@@ -83,7 +85,7 @@ class DistributedDataParallel(Module):
     # ---- construction -------------------------------------------------------------------------------------
     def _sync_module_states(self) -> None:
         """Broadcasts parameters and buffers from rank 0 of the group (same starting model everywhere)."""
-        src = dist.get_global_rank(self.process_group, 0) if self.process_group is not None else 0
+        src = self._src
         from ... import no_grad
 
         with no_grad():
@@ -138,7 +140,7 @@ class DistributedDataParallel(Module):
 
             with no_grad():
                 for buf in self.module.buffers():
-                    dist.broadcast(buf, src=0, group=self.process_group)
+                    dist.broadcast(buf, src=self._src, group=self.process_group)
         output = self.module(*inputs, **kwargs)
         sync = is_grad_enabled() and self.require_backward_grad_sync
         self._reset(sync)
