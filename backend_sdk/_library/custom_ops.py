@@ -528,7 +528,7 @@ def _check_schema_conventions(name: str, schema: Any, tags: tuple[Tag, ...] = ()
 def _check_returns_alias(name: str, schema: Any, args: list, tag: str, what: str) -> None:
     returns = list(schema.returns)
     ok = len(returns) == len(args) and all(
-        r.type == "Tensor" and r.alias_info and a.alias_info and r.alias_info.split("!")[0] == a.alias_info.split("!")[0]
+        r.type == "Tensor" and r.alias_info and a.alias_info and str(r.alias_info).split("!")[0] == str(a.alias_info).split("!")[0]
         for r, a in zip(returns, args))
     if not ok:
         if tag == "Tag.inplace":

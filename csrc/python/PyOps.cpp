@@ -219,7 +219,13 @@ PyObject* overload_new(PyTypeObject* type, PyObject*, PyObject*) {
 PyObject* overload_get_schema(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
   if (!o->bound) Py_RETURN_NONE;
-  return PyUnicode_FromString(o->bound->schema.str().c_str());
+  // A FunctionSchema object, as PyTorch's OpOverload._schema (str() gives the text).
+  try {
+    return py::cast(o->bound->schema).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
 }
 PyObject* overload_get_name(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
@@ -239,7 +245,7 @@ PyObject* overload_get_tags(PyObject* self, void*) {
 }
 
 PyGetSetDef g_overload_getset[] = {
-    {"_schema", overload_get_schema, nullptr, "The operator's schema text.", nullptr},
+    {"_schema", overload_get_schema, nullptr, "The operator's schema (a FunctionSchema; str() is its text).", nullptr},
     {"tags", overload_get_tags, nullptr, "The operator's tags (a list of backend_sdk.Tag), as OpOverload.tags.", nullptr},
     {"__name__", overload_get_name, nullptr, "The qualified name 'ns::op.overload'.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
