@@ -107,7 +107,7 @@ def test_delattr_ops_namespace(ns: str) -> None:
         assert hasattr(backend_sdk.ops, ns)
         delattr(backend_sdk.ops, ns)
         assert getattr(backend_sdk.ops, ns) is not namespace  # a fresh namespace object
-        assert getattr(backend_sdk.ops, ns).m.default._schema.startswith(f"{ns}::m(")
+        assert str(getattr(backend_sdk.ops, ns).m.default._schema).startswith(f"{ns}::m(")
 
 
 def test_impl_forms(ns: str) -> None:

@@ -85,26 +85,6 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> str | None:
-    """None if equal within tolerance, else a description of the greatest difference."""
-    if a.shape != b.shape:
-        return f"shape {a.shape} vs {b.shape}"
-    if a.size == 0:
-        return None
-    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
-        x, y = a.astype(np.float64), b.astype(np.float64)
-        ok = np.isclose(x, y, rtol=1.3e-6 if a.dtype != np.float64 else 1e-7, atol=1e-5, equal_nan=True)
-        if ok.all():
-            return None
-        diff = np.where(np.isnan(x) & np.isnan(y), 0, np.abs(x - y))
-        idx = np.unravel_index(int(np.nanargmax(np.where(ok, -1, diff))), a.shape)
-        return f"greatest difference {diff[idx]} at index {tuple(int(i) for i in idx)} ({x[idx]} vs {y[idx]})"
-    if np.array_equal(a, b):
-        return None
-    idx = np.argwhere(a != b)[0]
-    return f"mismatch at index {tuple(int(i) for i in idx)} ({a[tuple(idx)]} vs {b[tuple(idx)]})"
-
-
 def _schema_of(op: Any) -> Any:
     return _C._parse_schema(op._schema)
 
@@ -336,7 +316,29 @@ def _check_functionalizable(op: Any) -> None:
     )
 
 
-def test_trace(op: Any, args: tuple, kwargs: dict) -> None:
+_OUTPUTS_MSG = (
+    "Outputs of the operator are different in eager-mode PyTorch vs AOTDispatcher tracing. This means the operator "
+    "will have incorrect output underneath torch.compile. This could be because the operator's implementation not "
+    "traceable."
+)
+_GRADS_MSG = (
+    "Gradients of the operator are different in eager-mode PyTorch vs AOTDispatcher. This means the operator will "
+    "have incorrect gradients underneath torch.compile. This could be because the operator's backward is "
+    "incorrectly registered or not traceable."
+)
+
+
+def _assert_same(actual: Any, expected: Any, atol: float | None, rtol: float | None, what: str, gm: Any) -> None:
+    """assert_close of traced vs eager; a failure raises PyTorch's message (``what``) from assert_close's error."""
+    from ._comparison import assert_close
+
+    try:
+        assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+    except AssertionError as e:
+        raise AssertionError(f"{what}\n{gm}") from e
+
+
+def test_trace(op: Any, args: tuple, kwargs: dict, *, atol: float | None = None, rtol: float | None = None) -> None:
     """Traced (on fake tensors) then re-run on new inputs, against eager: values, mutated inputs, gradients."""
     from .._library.tracing import trace
 
@@ -361,18 +363,14 @@ def test_trace(op: Any, args: tuple, kwargs: dict) -> None:
     e_flat, t_flat = _leaves(eager_out), _leaves(traced_out)
     if len(e_flat) != len(t_flat):
         raise AssertionError(f"the traced graph returned {len(t_flat)} tensors, eager {len(e_flat)}\n{gm}")
-    for i, (e, t) in enumerate(zip(e_flat, t_flat)):
-        problem = _close(_values(t), _values(e))
-        if problem:
-            raise AssertionError(f"output {i} of the traced graph differs from eager: {problem}\n{gm}")
-    for i, (e, t) in enumerate(zip(eager_leaves, rerun_leaves)):
-        problem = _close(_values(t), _values(e))
-        if problem:
-            raise AssertionError(f"input {i} after the traced graph differs from eager (mutation): {problem}\n{gm}")
-    _check_grads(e_flat, t_flat, eager_leaves, rerun_leaves, gm)
+    _assert_same([t.detach() for t in t_flat], [e.detach() for e in e_flat], atol, rtol, _OUTPUTS_MSG, gm)
+    _assert_same([t.detach() for t in rerun_leaves], [e.detach() for e in eager_leaves], atol, rtol,
+                 "Mutated inputs " + _OUTPUTS_MSG[len("Outputs "):], gm)
+    _check_grads(e_flat, t_flat, eager_leaves, rerun_leaves, gm, atol, rtol)
 
 
-def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any) -> None:
+def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any, atol: float | None,
+                 rtol: float | None) -> None:
     wants = [i for i, t in enumerate(e_in) if getattr(t, "requires_grad", False)]
     if not wants:
         return
@@ -392,11 +390,8 @@ def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any) -> N
     ge, gt = grads(e_out, e_in), grads(t_out, t_in)
     for k, (a, b) in enumerate(zip(ge, gt)):
         if (a is None) != (b is None):
-            raise AssertionError(f"gradient of input {wants[k]}: eager {a!r} vs traced {b!r}")
-        if a is not None:
-            problem = _close(_values(b), _values(a))
-            if problem:
-                raise AssertionError(f"gradient of input {wants[k]} through the traced graph differs from eager: {problem}\n{gm}")
+            raise AssertionError(f"{_GRADS_MSG} (gradient of input {wants[k]}: eager {a!r} vs traced {b!r})")
+    _assert_same([b for b in gt if b is not None], [a for a in ge if a is not None], atol, rtol, _GRADS_MSG, gm)
 
 
 _TESTS = {
@@ -424,8 +419,8 @@ def opcheck(
     ``test_aot_dispatch_static``, which run our trace check) or ``test_trace``. With
     ``raise_exception=True`` the first failure raises OpCheckError naming the sub-test;
     otherwise returns PyTorch's result dict {sub-test: "SUCCESS" or the exception}.
-    ``atol`` / ``rtol`` are accepted for PyTorch's signature (the trace check's
-    tolerances are fixed).
+    ``atol`` / ``rtol`` are the trace check's tolerances (assert_close's defaults when
+    omitted), as PyTorch's.
     """
     if (atol is None) != (rtol is None):
         raise ValueError("opcheck: atol and rtol must both be given, or neither")
@@ -453,7 +448,11 @@ def opcheck(
     results: dict[str, Any] = {}
     for n in names:
         try:
-            _TESTS[_ALIASES.get(n, n)](op, args, kwargs)
+            test = _ALIASES.get(n, n)
+            if test == "test_trace":
+                test_trace(op, args, kwargs, atol=atol, rtol=rtol)
+            else:
+                _TESTS[test](op, args, kwargs)
         except Exception as e:  # noqa: BLE001 (every failure is reported)
             if raise_exception:
                 raise OpCheckError(f"opcheck(op, ...): {n} failed with {type(e).__name__}: {e}") from e
