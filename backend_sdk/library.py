@@ -40,6 +40,18 @@ _impls_lock = threading.Lock()
 _impls: dict[tuple[str, str], list["Library"]] = {}  # (ns::op.overload, key) -> libraries holding a kernel
 
 
+# "ns::name[.overload]" of every operator a Library defined from Python (OpOverload._defined_in_python).
+_python_defined: set[str] = set()
+
+
+def _defined_in_python(qualname: str) -> bool:
+    name = qualname[: -len(".default")] if qualname.endswith(".default") else qualname
+    return name in _python_defined
+
+
+_C._set_defined_in_python_provider(_defined_in_python)
+
+
 def fallthrough_kernel() -> None:
     """Pass as the kernel of ``Library.impl`` to register a fallthrough (the key is skipped)."""
     raise NotImplementedError("fallthrough_kernel is a marker and is never called")
@@ -106,6 +118,8 @@ class Library:
             raise RuntimeError(f"Library({self.ns!r}, 'IMPL') cannot define operators; use a DEF or FRAGMENT library")
         name = self._lib.define(schema)
         self._defined.append(name)
+        with _impls_lock:
+            _python_defined.add(f"{self.ns}::{name}")
         set_tags(f"{self.ns}::{name}", tag_list)
         return name
 
@@ -220,6 +234,8 @@ class Library:
             if entry is not None and (qualname in self._fake_impls or qualname in defined):
                 fake_tensor._fake_impls.pop(qualname, None)
         self._fake_impls.clear()
+        with _impls_lock:
+            _python_defined.difference_update(defined)
         for qualname in defined:
             drop_tags(qualname)
             meta = _fake_meta_libs.pop(qualname, None)
@@ -256,8 +272,22 @@ def _scoped_library(*args: Any, **kwargs: Any) -> Iterator[Library]:
 _keep_alive: list[Library] = []
 
 
-def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag | Sequence[Tag] = ()) -> None:
-    """Defines ``ns::name`` with ``schema`` (the part from '(' on), as ``torch.library.define``."""
+def define(qualname: str | Library, schema: str, *, lib: Library | None = None,
+           tags: Tag | Sequence[Tag] = ()) -> Any:
+    """Defines ``ns::name`` with ``schema`` (the part from '(' on), as ``torch.library.define``.
+
+    The legacy form ``define(lib, "name(...) -> ...")`` returns a decorator that defines the operator in
+    ``lib`` and registers the decorated function as its CompositeImplicitAutograd kernel, as PyTorch's does.
+    """
+    if isinstance(qualname, Library):  # the legacy form define(lib, schema) -> decorator registering the impl
+        target, legacy_schema = qualname, schema
+
+        def register_legacy(fn: Callable) -> Callable:
+            name = target.define(legacy_schema)
+            target.impl(name, fn)
+            return fn
+
+        return register_legacy
     if not isinstance(qualname, str) or "::" not in qualname:
         raise ValueError(f"define(): expected a qualified name 'namespace::name', got {qualname!r}")
     if not isinstance(schema, str):
@@ -485,13 +515,14 @@ def get_kernel(op: Any, dispatch_key: Any) -> _KernelHandle:
     key_name = dispatch_key if isinstance(dispatch_key, str) else getattr(dispatch_key, "name", dispatch_key)
     key = resolve_key(key_name, f"get_kernel({qualname})")
     if key is None:
-        raise RuntimeError(f"get_kernel({qualname}): this process has no backend for dispatch key {key_name}")
+        raise RuntimeError(f"get_kernel(): no kernel for {key_name} for {qualname} (this process has no backend "
+                           f"for dispatch key {key_name})")
     table = _C._dispatch_dump_table(qualname)
     line = next((ln for ln in table.splitlines() if ln.split(":", 1)[0] == key), None)
     if line is None:
         raise _C.ValueRuntimeError(f"get_kernel({qualname}): {key} is not a runtime dispatch key (use e.g. CPU, Meta)")
     if line.endswith(": missing"):
-        raise RuntimeError(f"get_kernel({qualname}): the operator has no kernel for dispatch key {key}")
+        raise RuntimeError(f"get_kernel(): no kernel for {key} for {qualname}")
     return _KernelHandle(qualname, key)
 
 

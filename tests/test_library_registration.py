@@ -159,7 +159,7 @@ def test_kernels_for_absent_backends_are_recorded_not_dispatched(ns: str) -> Non
         assert "CUDA" not in table
         assert set(lib._absent_kernels) == {("p", "CUDA"), ("p", "XPU"), ("p", "MPS"), ("p", "AutogradCUDA")}
         np.testing.assert_array_equal(getattr(backend_sdk.ops, ns).p(arr(1)).numpy(), [3.0])
-        with pytest.raises(ValueError, match="Unknown device type 'gpu9'"):
+        with pytest.raises(ValueError, match="Expected one of cpu, .* device type at start of device string: gpu9"):
             library.register_kernel(f"{ns}::p", "gpu9", lambda x: x, lib=lib)
 
     @custom_op(f"{ns}::q", mutates_args=(), device_types=("cpu", "cuda"))
@@ -172,7 +172,7 @@ def test_kernels_for_absent_backends_are_recorded_not_dispatched(ns: str) -> Non
 
     assert set(q._absent_kernels) == {"cuda", "xpu"}
     np.testing.assert_array_equal(q(arr(2)).numpy(), [1.0, 2.0])
-    with pytest.raises(ValueError, match="Unknown device type"):
+    with pytest.raises(ValueError, match="Expected one of cpu, .* device type at start of device string"):
         q.register_kernel("tpu9", lambda x: x)
     q._destroy()
 

@@ -244,7 +244,18 @@ PyObject* overload_get_tags(PyObject* self, void*) {
   return PyObject_CallOneArg(g_tags_provider, o->name);
 }
 
+// Whether Python defined the operator (Library.define): a Python registry too, asked the same way.
+PyObject* g_defined_in_python_provider = nullptr;  // a strong reference, kept for the process
+
+PyObject* overload_get_defined_in_python(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->name || !g_defined_in_python_provider) Py_RETURN_FALSE;
+  return PyObject_CallOneArg(g_defined_in_python_provider, o->name);
+}
+
 PyGetSetDef g_overload_getset[] = {
+    {"_defined_in_python", overload_get_defined_in_python, nullptr,
+     "True if the operator was defined from Python (Library.define, custom_op), as PyTorch's.", nullptr},
     {"_schema", overload_get_schema, nullptr, "The operator's schema (a FunctionSchema; str() is its text).", nullptr},
     {"tags", overload_get_tags, nullptr, "The operator's tags (a list of backend_sdk.Tag), as OpOverload.tags.", nullptr},
     {"__name__", overload_get_name, nullptr, "The qualified name 'ns::op.overload'.", nullptr},
@@ -908,6 +919,15 @@ void init_ops(py::module_& m) {
         Py_XDECREF(old);
       },
       py::arg("fn"), "Installs fn(qualified_name) -> list of tags, which OpOverload.tags returns.");
+  m.def(
+      "_set_defined_in_python_provider",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_defined_in_python_provider(): the provider must be callable");
+        PyObject* old = g_defined_in_python_provider;
+        g_defined_in_python_provider = fn.release().ptr();
+        Py_XDECREF(old);
+      },
+      py::arg("fn"), "Installs fn(qualified_name) -> bool, which OpOverload._defined_in_python returns.");
   m.def(
       "_bump_version",
       [](const Tensor& t) { t.impl()->bump_version(); }, py::arg("tensor"),
