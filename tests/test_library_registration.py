@@ -142,7 +142,7 @@ def test_get_kernel(ns: str) -> None:
         lib.impl("n", lambda x: x * 10, "CPU")
         kernel = library.get_kernel(getattr(backend_sdk.ops, ns).n.default, "CPU")
         np.testing.assert_array_equal(kernel.call_boxed(_C.DispatchKeySet(["CPU"]), arr(2)).numpy(), [10.0, 20.0])
-        with pytest.raises(RuntimeError, match="no kernel for dispatch key Meta"):
+        with pytest.raises(RuntimeError, match="no kernel for Meta for "):
             library.get_kernel(f"{ns}::n", "Meta")
         with pytest.raises(ValueError, match="Unknown dispatch key 'Bogus'"):
             library.get_kernel(f"{ns}::n", "Bogus")
