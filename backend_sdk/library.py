@@ -288,6 +288,11 @@ def define(qualname: str | Library, schema: str, *, lib: Library | None = None,
         raise ValueError(f"define(): expected a qualified name 'namespace::name', got {qualname!r}")
     if not isinstance(schema, str):
         raise TypeError(f"define({qualname!r}): schema must be a string, got {type(schema).__name__}")
+    if not schema.lstrip().startswith("("):
+        raise ValueError(
+            f"define(qualname, schema, ...): expected schema to look like e.g. \"(Tensor x) -> Tensor\" but got "
+            f"\"{schema}\""
+        )
     ns, name = qualname.split("::", 1)
     tag_list = normalize_tags(tags, f"define({qualname!r})")
     if lib is None:

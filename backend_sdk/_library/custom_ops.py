@@ -137,6 +137,7 @@ class CustomOpDef(_C.OpOverload):
         self._lib = lib
         self._schema_obj = _C._parse_schema(f"{self._qualname}{schema}")
         self._kernel_libs: dict[str, Any] = {}  # dispatch key -> Library holding the kernel
+        self._missing_libs: dict[str, Any] = {}  # dispatch key -> Library of the "no kernel for" error kernel
         self._kernel_fns: dict[str, Callable] = {}  # dispatch key -> fn
         self._kernel_keys: set[str] = set()
         self._disabled: set[str] = set()  # keys whose kernel is out of the table
@@ -154,6 +155,7 @@ class CustomOpDef(_C.OpOverload):
                         self._absent_kernels[d] = fn
                     else:
                         self._register(key, fn)
+                self._register_missing_device_kernels()
             if not any(a.type.startswith("Tensor") for a in self._schema_obj.arguments):
                 self._register_backend_select()
             if self._schema_obj.is_mutable:
@@ -175,9 +177,34 @@ class CustomOpDef(_C.OpOverload):
         return self
 
     # ---- kernels -------------------------------------------------------------
+    def _register_missing_device_kernels(self) -> None:
+        """An operator limited to some device types raises PyTorch's error on the others' tensors (rather than
+        reaching a backend fallback): a kernel at each other backend's key of this process, replaced by a
+        register_kernel for that device type."""
+        from ..library import Library
+
+        qualname, name = self._qualname, self._name
+        for device_type in (t.strip() for t in _C._valid_device_types().split(",")):
+            key = _device_key(device_type)
+            if key is None or key == "Meta" or key in self._kernel_keys:
+                continue
+
+            def missing(*args: Any, _device_type: str = device_type, **kwargs: Any) -> Any:
+                raise RuntimeError(
+                    f"{qualname}: {name} does not have a kernel registered for {_device_type}. "
+                    f"Please use register_kernel to do so."
+                )
+
+            lib = Library(self._namespace, "FRAGMENT")
+            lib._impl_library(key).impl(name, key, missing, False, qualname)
+            self._missing_libs[key] = lib
+
     def _register(self, key: str, fn: Callable) -> None:
         from ..library import Library
 
+        # A kernel for the device, or one for every device, replaces the "no kernel" error kernels.
+        for k in [k for k in self._missing_libs if k == key or key == "CompositeExplicitAutograd"]:
+            self._missing_libs.pop(k)._destroy()
         old = self._kernel_libs.pop(key, None)
         if old is not None:
             old._destroy()
@@ -279,8 +306,9 @@ class CustomOpDef(_C.OpOverload):
             lib = self.__dict__.pop(attr, None)
             if lib is not None:
                 lib._destroy()
-        for lib in list(getattr(self, "_kernel_libs", {}).values()):
+        for lib in list(getattr(self, "_kernel_libs", {}).values()) + list(getattr(self, "_missing_libs", {}).values()):
             lib._destroy()
+        self.__dict__.get("_missing_libs", {}).clear()
         self.__dict__.get("_kernel_libs", {}).clear()
         autograd_lib = library._autograd_libs.pop(self._qualname, None)
         if autograd_lib is not None:
@@ -356,6 +384,7 @@ class CustomOpDef(_C.OpOverload):
             if not types:
                 raise ValueError(f"{self._qualname}: register_kernel needs at least one device type")
             keys = [_device_key(d, f"{self._qualname}: register_kernel") for d in types]
+            _check_device_argument(self._qualname, self._schema_obj)
 
         def inner(fn: Callable) -> Callable:
             if not callable(fn):
@@ -531,20 +560,28 @@ def custom_op(
                     )
         parsed = _C._parse_schema(f"{name}{schema_str}")
         _check_schema_conventions(name, parsed, tag_set)
+        if types is not None:
+            _check_device_argument(name, parsed)
         return CustomOpDef._create(namespace, opname, schema_str, fn, types, tag_set)
 
     return inner(fn) if fn is not None else inner
 
 
-def _check_schema_conventions(name: str, schema: Any, tags: tuple[Tag, ...] = ()) -> None:
-    """What PyTorch's custom_op refuses: maybe-out ops, kwarg-only tensors (unless Tag.out), tensor-less ops
-    without a device argument, and tagged ops whose schema does not have the tag's shape."""
+def _check_device_argument(name: str, schema: Any) -> None:
+    """Kernels per device type need a way to pick the device: a Tensor argument or a ``device`` one. As in
+    PyTorch 2.13 this is checked when device-specific kernels are asked for (custom_op's device_types,
+    register_kernel), not for a function that runs on every device."""
     has_tensor = any(a.type.startswith("Tensor") for a in schema.arguments)
     if not has_tensor and not any(a.type in ("Device", "Device?") for a in schema.arguments):
         raise ValueError(
-            f"custom_op({name!r}): an operator with no Tensor arguments must take a `device: backend_sdk.device` "
-            f"argument, which decides which device's kernel runs (schema: {schema})"
+            f"{name}: Functions without tensor inputs are required to have a `device: torch.device` "
+            f"argument (backend_sdk.device here), which decides which device's kernel runs (schema: {schema})"
         )
+
+
+def _check_schema_conventions(name: str, schema: Any, tags: tuple[Tag, ...] = ()) -> None:
+    """What PyTorch's custom_op refuses: maybe-out ops, kwarg-only tensors (unless Tag.out), tensor-less ops
+    without a device argument, and tagged ops whose schema does not have the tag's shape."""
     kwarg_tensors = [a for a in schema.arguments if a.kwarg_only and a.type.startswith("Tensor")]
     if Tag.out in tags:
         # PyTorch 2.13's checks of a manual schema tagged Tag.out, in its words.
