@@ -51,6 +51,23 @@ def _defined_in_python(qualname: str) -> bool:
 
 _C._set_defined_in_python_provider(_defined_in_python)
 
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+
+def _enum_argument(kind: str, value: int) -> Any:
+    """The object a Python kernel receives for a Layout / MemoryFormat argument (PyTorch's enum numbers):
+    backend_sdk.strided, backend_sdk.channels_last... where the package defines them, else the number."""
+    import backend_sdk
+
+    if kind == "Layout":
+        name = "strided" if value == 0 else None
+    else:
+        name = _MEMORY_FORMATS[value] if 0 <= value < len(_MEMORY_FORMATS) else None
+    return getattr(backend_sdk, name, value) if name else value
+
+
+_C._set_enum_argument_provider(_enum_argument)
+
 
 def fallthrough_kernel() -> None:
     """Pass as the kernel of ``Library.impl`` to register a fallthrough (the key is skipped)."""

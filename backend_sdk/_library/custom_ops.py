@@ -523,8 +523,12 @@ def custom_op(
     if not isinstance(name, str) or "::" not in name:
         raise ValueError(f"custom_op: expected a qualified name 'namespace::name', got {name!r}")
     namespace, opname = name.split("::", 1)
-    if not namespace.isidentifier() or not opname.isidentifier():
-        raise ValueError(f"custom_op: {name!r} is not a valid operator name (namespace::name, both identifiers)")
+    base, _, overload = opname.partition(".")  # "ns::name.overload" defines that overload, as in PyTorch
+    if not namespace.isidentifier() or not base.isidentifier() or (overload and not overload.isidentifier()):
+        raise ValueError(
+            f"custom_op: {name!r} is not a valid operator name (namespace::name or namespace::name.overload, "
+            f"each an identifier)"
+        )
     if isinstance(mutates_args, str) and mutates_args != "unknown":
         raise ValueError(
             f"custom_op({name!r}): mutates_args must be 'unknown' or an iterable of argument names, got the "

@@ -457,9 +457,48 @@ struct PythonKernel : PyCallableKernel {
 
 // An argument as Python sees it: IValues keep ScalarType as an int (as in
 // c10), so dtype arguments become backend_sdk dtypes here.
+// Layout and MemoryFormat values become the Python objects the provider installed with
+// _C._set_enum_argument_provider returns (fn(kind, value): backend_sdk.strided, channels_last...), or
+// stay ints without one. Lists of these kinds (ScalarType[], Layout[], MemoryFormat[]) convert element-wise.
+PyObject* g_enum_argument_provider = nullptr;  // a strong reference, kept for the process
+
+PyObject* enum_element_to_python(TypeKind kind, int64_t value) {
+  if (kind == TypeKind::ScalarType) return dtype_object(static_cast<ScalarType>(value));
+  if (!g_enum_argument_provider) return PyLong_FromLongLong(value);
+  const char* name = kind == TypeKind::Layout ? "Layout" : "MemoryFormat";
+  return PyObject_CallFunction(g_enum_argument_provider, "sL", name, static_cast<long long>(value));
+}
+
+bool is_enum_kind(TypeKind k) {
+  return k == TypeKind::ScalarType || k == TypeKind::Layout || k == TypeKind::MemoryFormat;
+}
+
 PyObject* argument_to_python(const IValue& v, const Type& type) {
   const Type* t = type.kind == TypeKind::Optional ? type.elem.get() : &type;
-  if (t->kind == TypeKind::ScalarType && v.is_int()) return dtype_object(v.to_scalar_type());
+  if (is_enum_kind(t->kind) && v.is_int()) return enum_element_to_python(t->kind, v.to_int());
+  if (t->kind == TypeKind::List && is_enum_kind(t->elem->kind) && (v.is_int_list() || v.is_list())) {
+    TypeKind kind = t->elem->kind;
+    std::vector<int64_t> values;
+    if (v.is_int_list()) {
+      values = v.to_int_list();
+    } else {
+      for (const IValue& e : v.to_list()) {
+        if (!e.is_int()) return from_ivalue(v);  // not a list of enum numbers: as it is
+        values.push_back(e.to_int());
+      }
+    }
+    PyObject* out = PyList_New(static_cast<Py_ssize_t>(values.size()));
+    if (!out) return nullptr;
+    for (size_t i = 0; i < values.size(); ++i) {
+      PyObject* item = enum_element_to_python(kind, values[i]);
+      if (!item) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+    }
+    return out;
+  }
   return from_ivalue(v);
 }
 
@@ -473,7 +512,9 @@ std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema,
   py::list args;
   py::dict kwargs;
   for (size_t i = 0; i < n; ++i) {
-    py::object v = py::reinterpret_steal<py::object>(argument_to_python((*stack)[base + i], *schema.arguments[i].type));
+    PyObject* raw = argument_to_python((*stack)[base + i], *schema.arguments[i].type);
+    if (!raw) throw py::error_already_set();
+    py::object v = py::reinterpret_steal<py::object>(raw);
     if (schema.arguments[i].kwarg_only) {
       kwargs[schema.arguments[i].name.c_str()] = v;
     } else {
@@ -919,6 +960,17 @@ void init_ops(py::module_& m) {
         Py_XDECREF(old);
       },
       py::arg("fn"), "Installs fn(qualified_name) -> list of tags, which OpOverload.tags returns.");
+  m.def(
+      "_set_enum_argument_provider",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_enum_argument_provider(): the provider must be callable");
+        PyObject* old = g_enum_argument_provider;
+        g_enum_argument_provider = fn.release().ptr();
+        Py_XDECREF(old);
+      },
+      py::arg("fn"),
+      "Installs fn(kind, value) -> object ('Layout' / 'MemoryFormat' numbers to backend_sdk objects) for the "
+      "arguments Python kernels receive.");
   m.def(
       "_set_defined_in_python_provider",
       [](py::object fn) {
