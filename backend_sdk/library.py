@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 from . import _C
@@ -559,27 +560,49 @@ def register_kernel(op: Any, device_types: str | Sequence[str] | None, func: Cal
 
 
 class _KernelHandle:
-    """The kernel an operator runs for one dispatch key (``get_kernel``); ``call_boxed(keyset, *args, **kwargs)``."""
+    """The kernel an operator ran for one dispatch key when ``get_kernel`` was called (Note [Kernel snapshots]);
+    ``call_boxed(keyset, *args, **kwargs)`` runs it with that key set."""
 
-    def __init__(self, qualname: str, key: str) -> None:
-        self._qualname, self._key = qualname, key
+    def __init__(self, qualname: str, key: str, snapshot: Any, owner: "Library | None") -> None:
+        self._qualname, self._key, self._snapshot = qualname, key, snapshot
+        self._owner = weakref.ref(owner) if owner is not None else None
 
     def call_boxed(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
-        """Runs the kernel of this key (the key set is taken as the key alone, as a redispatch to it)."""
-        del keyset
-        return _C._redispatch(self._qualname, _C.DispatchKeySet([self._key]), *args, **kwargs)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.call_boxed(None, *args, **kwargs)
+        """Runs the kernel with ``keyset`` (a DispatchKeySet), as c10's KernelFunction::callBoxed."""
+        if self._owner is not None:
+            owner = self._owner()
+            if owner is None or getattr(owner, "_closed", False):
+                raise RuntimeError(
+                    f"The kernel of {self._qualname} for {self._key} that get_kernel() returned has been "
+                    f"invalidated: the Library that registered it was destroyed"
+                )
+        if not isinstance(keyset, _C.DispatchKeySet):
+            raise TypeError(f"call_boxed(keyset, ...): keyset must be a DispatchKeySet, got {type(keyset).__name__}")
+        return self._snapshot.call_boxed(keyset, *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<kernel of {self._qualname} for {self._key}>"
 
 
+def _python_owner(qualname: str, key: str, table_line: str) -> "Library | None":
+    """The open Library whose Python kernel fills the table slot of ``key`` (None for a C++ kernel)."""
+    source = table_line.split(": ", 1)[1] if ": " in table_line else ""
+    if ".cpp:" in source or ".h:" in source:  # a C++ registration: valid for the process
+        return None
+    with _impls_lock:
+        for k in (key, "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Autograd"):
+            holders = [h for h in _impls.get((qualname, k), []) if not getattr(h, "_closed", False)]
+            if holders:
+                return holders[-1]
+    return None
+
+
 def get_kernel(op: Any, dispatch_key: Any) -> _KernelHandle:
     """The kernel ``op`` runs for ``dispatch_key`` (a runtime key such as "CPU"), as ``torch.library.get_kernel``.
 
-    Raises RuntimeError if the operator has no kernel for that key (its computed table says "missing").
+    It is the kernel at that moment (Note [Kernel snapshots]): a kernel registered later does not change it,
+    and it is invalidated when the Library that registered it is destroyed. Raises RuntimeError if the
+    operator has no kernel for that key.
     """
     qualname = _qualname(op, "get_kernel")
     key_name = dispatch_key if isinstance(dispatch_key, str) else getattr(dispatch_key, "name", dispatch_key)
@@ -591,9 +614,9 @@ def get_kernel(op: Any, dispatch_key: Any) -> _KernelHandle:
     line = next((ln for ln in table.splitlines() if ln.split(":", 1)[0] == key), None)
     if line is None:
         raise _C.ValueRuntimeError(f"get_kernel({qualname}): {key} is not a runtime dispatch key (use e.g. CPU, Meta)")
-    if line.endswith(": missing"):
+    if line.endswith(": missing") or "fallthrough" in line:
         raise RuntimeError(f"get_kernel(): no kernel for {key} for {qualname}")
-    return _KernelHandle(qualname, key)
+    return _KernelHandle(qualname, key, _C._dispatch_get_kernel(qualname, key), _python_owner(qualname, key, line))
 
 
 def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable | None = None,

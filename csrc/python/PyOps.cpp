@@ -819,6 +819,55 @@ void init_ops(py::module_& m) {
       py::arg("qualified_name"), py::arg("keyset"),
       "Calls an operator with an explicit key set, skipping key computation (for kernels that redispatch).");
 
+  // Note [Kernel snapshots]
+  // ~~~~~~~~~~~~~~~~~~~~~~~
+  // library.get_kernel(op, key) is the kernel in the operator's table slot for `key` at that moment, as
+  // PyTorch's: kernels registered later do not change what it calls, so a kernel can wrap the one it
+  // replaces. The slot's record is never freed (Note [Kernel lifetime]), so holding it is safe; the
+  // snapshot is bound to the definition it was taken from and refuses calls after a redefinition (Note
+  // [Schema lifetime]). Whether the Library that registered a Python kernel is still open is checked in
+  // Python (library.get_kernel), which raises PyTorch's "has been invalidated".
+  struct KernelSnapshot {
+    OperatorHandle op;
+    const SchemaRecord* record;
+    const KernelFunction* kernel;
+    std::string key;
+  };
+  py::class_<KernelSnapshot>(m, "_KernelSnapshot", "The kernel of an operator's table slot (library.get_kernel).")
+      .def("call_boxed",
+           [](const KernelSnapshot& snap, const PyDispatchKeySet& ks, py::args args, py::kwargs kwargs) {
+             SDK_CHECK(snap.op.entry().schema_record() == snap.record, "The kernel of ", snap.op.name(), " for ",
+                       snap.key, " has been invalidated: the operator was redefined since get_kernel()");
+             BoundSchema b(snap.op);
+             std::vector<PyObject*> flat;
+             for (auto a : args) flat.push_back(a.ptr());
+             py::tuple kwnames(kwargs.size());
+             size_t i = 0;
+             for (auto item : kwargs) {
+               kwnames[i++] = item.first;
+               flat.push_back(item.second.ptr());
+             }
+             Stack stack;
+             std::string error;
+             if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack,
+                                 &error)) {
+               throw py::type_error(error);
+             }
+             snap.kernel->call_boxed(snap.op, ks.ks, &stack);
+             return py::reinterpret_steal<py::object>(returns_to_python(b.schema, stack));
+           },
+           py::arg("keyset"), "Runs the kernel with this key set, as c10's KernelFunction::callBoxed.");
+  m.def(
+      "_dispatch_get_kernel",
+      [](const std::string& name, const std::string& key) {
+        OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(name);
+        DispatchKey k = parse_dispatch_key(key);
+        const KernelFunction& kernel = op.entry().lookup_masked(runtime_key_set_for(k));
+        SDK_CHECK(kernel.is_valid() && !kernel.is_fallthrough(), "no kernel for ", key, " for ", name);
+        return KernelSnapshot{op, op.entry().schema_record(), &kernel, key};
+      },
+      py::arg("qualified_name"), py::arg("key"), "Note [Kernel snapshots].");
+
   py::class_<PyLibrary>(m, "_Library")
       .def(py::init([](const std::string& kind, const std::string& ns, std::optional<std::string> key) {
              Library::Kind k;
