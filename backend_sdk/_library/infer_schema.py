@@ -71,7 +71,9 @@ def _resolve(annotation: Any, fn: Callable) -> Any:
         namespace.setdefault(name, getattr(typing, name))
     namespace.setdefault("Tensor", backend_sdk.Tensor)
     try:
-        return _resolve_args(eval(annotation, namespace), fn)  # noqa: S307 (annotations are code by definition)
+        value = eval(annotation, namespace)  # noqa: S307 (annotations are code by definition)
+        # A quoted annotation under `from __future__ import annotations` is a string of a string.
+        return _resolve(value, fn) if isinstance(value, str) else _resolve_args(value, fn)
     except NameError as e:
         raise ValueError(
             f"infer_schema(func): Unsupported type annotation {annotation}. It is not a type. ({e})."
