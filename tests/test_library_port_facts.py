@@ -412,3 +412,17 @@ def test_python_kernels_receive_dtype_lists_as_dtypes(ns: str) -> None:
         lib.impl("f", lambda x, ts, t=None: got.extend([ts, t]), "CPU")
         getattr(backend_sdk.ops, ns).f(arr(1), [backend_sdk.float32, backend_sdk.int64], backend_sdk.bfloat16)
     assert got == [[backend_sdk.float32, backend_sdk.int64], backend_sdk.bfloat16]
+
+
+def test_every_written_argument_gets_one_version_bump(ns: str) -> None:
+    @custom_op(f"{ns}::f", mutates_args={"y", "z", "w"})
+    def f(x: Tensor, y: Optional[Tensor], z: list[Tensor], w: list[Optional[Tensor]]) -> None:
+        return None
+
+    x, y, z, w = arr(2), arr(2), [arr(2), arr(2)], [arr(2), None, arr(2)]
+    before = [t._version for t in (x, y, *z, w[0], w[2])]
+    f(x, y, z, w)
+    after = [t._version for t in (x, y, *z, w[0], w[2])]
+    assert after == [before[0]] + [v + 1 for v in before[1:]]  # x is not written; each written one once
+    f(x, None, z, w)  # an absent optional is skipped
+    assert [t._version for t in (*z, w[0], w[2])] == [v + 2 for v in before[2:]]

@@ -31,10 +31,12 @@ which then runs with the first argument marked dirty.
 
 Note [Mutated arguments' versions]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-Every mutable custom operator has a Python ADInplaceOrView kernel that bumps
-the version of each argument its schema marks written, once per call, after
-the kernels below ran (as PyTorch's ADInplaceOrView kernel does): a kernel
-that writes through ``x.numpy()`` is seen by saved-tensor checks.
+Every mutable custom operator has an ADInplaceOrView kernel that bumps the
+version of each argument its schema marks written, once per call, after the
+kernels below ran (as PyTorch's ADInplaceOrView kernel does): a kernel that
+writes through ``x.numpy()`` is seen by saved-tensor checks. The kernel is C++
+(``version_bump_boxed`` in csrc/python/PyOps.cpp): one redispatch, no Python
+call, so a mutable op costs about what a functional one does.
 """
 from __future__ import annotations
 
@@ -248,34 +250,11 @@ class CustomOpDef(_C.OpOverload):
         return fn
 
     def _register_version_bump(self) -> None:
-        """Note [Mutated arguments' versions]: an ADInplaceOrView kernel bumps every written argument."""
+        """Note [Mutated arguments' versions]: a C++ ADInplaceOrView kernel bumps every written argument."""
         from ..library import Library
 
-        qualname = self._qualname
-        schema = self._schema_obj
-        positions = [(i, a.name, a.kwarg_only) for i, a in enumerate(schema.arguments) if a.is_write]
-        npos = schema.num_positional
-
-        from .._tensor import Tensor
-
-        def bump(value: Any) -> None:
-            if isinstance(value, (list, tuple)):
-                for v in value:
-                    bump(v)
-            elif isinstance(value, Tensor):
-                _C._bump_version(value)
-
-        def ad_inplace_or_view(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-            result = _C._redispatch(qualname, keyset.keys_after("ADInplaceOrView"), *args, **kwargs)
-            for i, name, kwarg_only in positions:
-                if not kwarg_only and i < len(args) and i < npos:
-                    bump(args[i])
-                elif name in kwargs:
-                    bump(kwargs[name])
-            return result
-
         lib = Library(self._namespace, "FRAGMENT")
-        lib._impl_library("ADInplaceOrView").impl(self._name, "ADInplaceOrView", ad_inplace_or_view, True)
+        lib._impl_library("ADInplaceOrView").impl_version_bump(self._name)
         self._version_lib = lib
 
     def _register_out_autograd(self) -> None:

@@ -595,6 +595,36 @@ void check_fresh_outputs(const PythonKernel& k, const FunctionSchema& schema, co
   }
 }
 
+// Note [Mutated arguments' versions] (backend_sdk/_library/custom_ops.py): the ADInplaceOrView kernel of a
+// mutable custom operator, in C++ so that a mutable op costs one redispatch, not a Python call: it runs
+// the kernels below ADInplaceOrView, then bumps the version of every tensor the schema marks written
+// (Tensor(a!), Tensor(a!)?, Tensor(a!)[]), once per call, as PyTorch's ADInplaceOrView kernels do.
+void version_bump_boxed(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  const FunctionSchema& schema = op.schema();
+  size_t n = schema.arguments.size();
+  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
+            " arguments but the stack holds ", stack->size(), " values");
+  size_t base = stack->size() - n;
+  std::vector<Tensor> written;  // taken before the call consumes the stack
+  for (size_t i = 0; i < n; ++i) {
+    if (!schema.arguments[i].is_write()) continue;
+    const IValue& v = (*stack)[base + i];
+    if (v.is_tensor()) {
+      written.push_back(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) written.push_back(t);
+    } else if (v.is_list()) {  // Tensor(a!)?[]: tensors and Nones
+      for (const IValue& e : v.to_list()) {
+        if (e.is_tensor()) written.push_back(e.to_tensor());
+      }
+    }
+  }
+  op.redispatch_boxed(ks & keys_after(DispatchKey::ADInplaceOrView), stack);
+  for (const Tensor& t : written) {
+    if (t.defined()) t.impl()->bump_version();
+  }
+}
+
 void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonKernel*>(functor);
   py::gil_scoped_acquire gil;
@@ -926,6 +956,18 @@ void init_ops(py::module_& m) {
           py::arg("check_aliasing") = std::string(),
           "Registers a Python kernel. check_aliasing: a name for the error raised when an output without alias "
           "annotation shares storage with an input or another output (custom_op kernels); empty: no check.")
+      .def(
+          "impl_version_bump",
+          [](PyLibrary& self, const std::string& name) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            std::string qualified = name.find("::") == std::string::npos ? self.ns + "::" + name : name;
+            KernelFunction kernel = CppFunction::make_from_boxed(&version_bump_boxed).take();
+            self.kernels.push_back(Dispatcher::singleton().register_impl(
+                qualified, DispatchKey::ADInplaceOrView, std::move(kernel), caller_location()));
+          },
+          py::arg("name"),
+          "Registers the C++ ADInplaceOrView kernel that bumps the versions of the arguments the schema marks "
+          "written (Note [Mutated arguments' versions]).")
       .def(
           "impl_fallthrough",
           [](PyLibrary& self, const std::string& name, const std::string& key) {
