@@ -194,10 +194,9 @@ def grad(
 def _install_tensor_api() -> None:
     from .._tensor import Tensor
 
-    Tensor._ag_fn = None
-    Tensor._ag_nr = 0
+    Tensor._ag_fn = property(_C._grad_fn, doc="grad_fn, from the C++ AutogradMeta (graph.py's docstring).")
+    Tensor._ag_nr = property(_C._output_nr, doc="output_nr, from the C++ AutogradMeta.")
     Tensor._ag_grad = None
-    Tensor._ag_acc = None
     Tensor._ag_retains = False
     Tensor._ag_hooks = None
     Tensor._ag_base = None
@@ -305,9 +304,7 @@ def _install_tensor_api() -> None:
         """Detaches this tensor from the graph in place; returns self."""
         if self._ag_base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        d = self.__dict__
-        d.pop("_ag_fn", None)
-        d.pop("_ag_nr", None)
+        _C._set_history(self, None, 0)
         _C._set_requires_grad_flag(self, False)
         return self
 

@@ -1,26 +1,29 @@
 """The autograd graph (nodes and edges) and the engine that runs backward.
 
-Per-tensor autograd state lives in two places: the C++ requires-grad flag
-(Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h), set on leaves that
-require grad and on every recorded output, and Python attributes of the
-tensor's wrapper (class defaults on backend_sdk.Tensor, instance values in its
-__dict__): ``_ag_fn`` and ``_ag_nr`` (grad_fn and which of its outputs this
-tensor is), ``_ag_grad`` (.grad), ``_ag_acc`` (weak reference to a leaf's
-AccumulateGrad node), ``_ag_retains``, ``_ag_hooks`` and ``_ag_base`` (the base
-of a view).
+Per-tensor autograd state lives in two places. The C++ AutogradMeta
+(csrc/backend_sdk/ops/detail/Autograd.h) keeps the requires-grad flag, grad_fn and output_nr
+(``Tensor._ag_fn`` / ``_ag_nr`` read them) and a leaf's AccumulateGrad node (Note [Autograd
+nodes], csrc/backend_sdk/autograd/detail/Node.h); ``_C._set_history`` writes them. Python
+attributes of the tensor's wrapper (instance values in its __dict__) keep ``_ag_grad`` (.grad),
+``_ag_retains``, ``_ag_hooks`` and ``_ag_base`` (the base of a view recorded in Python).
+
+Nodes are C++ nodes (operators with a formula in csrc/backend_sdk/autograd/derivatives.def,
+AccumulateGrad; Python type ``_C._CppNode``) or Python ``Node`` subclasses (formulas still in
+``_formulas.py``, autograd.Function, CopySlices), which the C++ graph holds through a PyNode.
+Both have the same Python interface (``name()``, ``next_functions``, ``apply``, ``release``,
+``register_hook``, ``register_prehook``).
 """
 from __future__ import annotations
 
+import abc
 import heapq
 import itertools
-import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
 
 __all__ = ["Node", "AccumulateGrad", "run_backward", "validate_output", "check_hook_result"]
 
-_sequence = itertools.count()
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -30,7 +33,7 @@ _SECOND_BACKWARD = (
 )
 
 
-class Node:
+class Node(metaclass=abc.ABCMeta):
     """A backward function of the graph: receives one gradient per forward output and returns one per edge.
 
     ``next_functions`` is a tuple of ``(node, output_nr)`` pairs, one per differentiable input
@@ -41,7 +44,7 @@ class Node:
 
     def __init__(self, next_functions: Sequence[tuple[Any, int]] = ()) -> None:
         self.next_functions: tuple[tuple[Any, int], ...] = tuple(next_functions)
-        self._seq = next(_sequence)
+        self._seq = _C._next_sequence_nr()
         self._pre_hooks: dict[int, list[Callable]] | None = None  # tensor hooks by output number
         self._retains: dict[int, Any] | None = None  # output number -> weakref of a tensor with retain_grad
         self._hooks: list[Callable] | None = None
@@ -93,40 +96,23 @@ class _RemovableHandle:
             pass
 
 
-class AccumulateGrad(Node):
-    """The node at a leaf that requires grad: adds the gradient it receives into ``variable.grad``."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable: Any) -> None:
-        super().__init__(())
-        self.variable = variable
-
-    def name(self) -> str:
-        return "backend_sdk::autograd::AccumulateGrad"
-
-    def apply(self, grads: list[Any]) -> list[Any]:
-        return []
+# The node at a leaf that requires grad (C++): adds the gradient it receives into ``variable.grad``.
+AccumulateGrad = _C._AccumulateGrad
+Node.register(_C._CppNode)
+# C++ nodes share the Python interface of Node (Note [Node Python state] keeps their hook state).
+for _name in ("register_hook", "__call__", "__repr__"):
+    setattr(_C._CppNode, _name, getattr(Node, _name))
+del _name
 
 
-def accumulate_node(t: Any) -> AccumulateGrad:
-    """The AccumulateGrad node of leaf t (one per tensor while it is referenced)."""
-    ref = t._ag_acc
-    node = ref() if ref is not None else None
-    if node is None:
-        node = AccumulateGrad(t)
-        t._ag_acc = weakref.ref(node)
-    return node
+def accumulate_node(t: Any) -> Any:
+    """The AccumulateGrad node of leaf t (one per tensor while a graph or caller holds it)."""
+    return _C._grad_accumulator(t)
 
 
 def edge_of(t: Any) -> tuple[Any, int]:
     """The graph edge a gradient for tensor t flows along: (grad_fn, output_nr), or the leaf's accumulator."""
-    fn = t._ag_fn
-    if fn is not None:
-        return (fn, t._ag_nr)
-    if _C._requires_grad_flag(t):
-        return (accumulate_node(t), 0)
-    return (None, 0)
+    return _C._gradient_edge(t)
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -289,7 +275,8 @@ def run_backward(
         targets = {n for n, _ in capture}
         needed = set()
         # Reverse topological: process in order of decreasing sequence number reversed.
-        for n in sorted(order, key=lambda x: x._seq):
+        # AccumulateGrad nodes (sequence number UINT64_MAX, as PyTorch's) have no next functions: first.
+        for n in sorted(order, key=lambda x: -1 if isinstance(x, AccumulateGrad) else x._seq):
             if n in targets or any(nxt in needed for nxt, _ in n.next_functions if nxt is not None):
                 needed.add(n)
         capture_set = set(capture)
