@@ -276,3 +276,85 @@ def test_meta_tensors_record_with_cpp_formulas():
     assert y.grad_fn.name() == "SumBackward1"
     y.sum().backward()
     assert tuple(x.grad.shape) == (2, 3) and x.grad.device.type == "meta"
+
+
+# ---- the C++ engine ----
+def test_grad_accumulates_in_place():
+    x = leaf(3)
+    (x * 2).sum().backward()
+    g = x.grad
+    (x * 3).sum().backward()
+    assert g is x.grad and g.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_first_gradient_follows_the_leaf_layout():
+    base = leaf(3, 4)
+    x = base.detach().t().requires_grad_()  # a non-contiguous leaf (strides (1, 4))
+    (x * 2).sum().backward()
+    assert tuple(x.grad.stride()) == tuple(x.stride())
+    assert x.grad.tolist() == [[2.0] * 3] * 4
+
+
+def test_create_graph_keeps_grad_history():
+    x = leaf(3)
+    (x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.grad_fn is not None
+    x.grad.sum().backward()
+
+
+def test_ready_nodes_run_highest_sequence_number_first():
+    x = leaf(3)
+    order = []
+    a = x * 2
+    b = x * 3
+    a.grad_fn.register_hook(lambda gi, go: order.append("a"))
+    b.grad_fn.register_hook(lambda gi, go: order.append("b"))
+    (a + b).sum().backward()
+    assert order == ["b", "a"]  # b was recorded later: PyTorch's ready queue runs it first
+
+
+class WrongShape(B.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        return B.ones(5, dtype=g.dtype)
+
+
+def test_gradient_of_the_wrong_shape_is_refused():
+    x = leaf(3)
+    with pytest.raises(RuntimeError, match=r"returned an invalid gradient at index 0 - got \[5\] but expected shape "
+                                           r"compatible with \[3\]"):
+        WrongShape.apply(x * 1).sum().backward()
+
+
+def test_autograd_grad_of_an_intermediate_only_runs_what_it_needs():
+    x = leaf(3)
+    mid = x * 2
+    out = (mid.exp()).sum()
+    ran = []
+    mid.grad_fn.register_hook(lambda gi, go: ran.append("mid"))
+    (g,) = B.autograd.grad(out, mid)
+    B.testing.assert_close(g, mid.detach().exp())
+    assert ran == [] and x.grad is None
+
+
+def test_errors_in_python_hooks_propagate_through_the_engine():
+    x = leaf(3)
+    y = x * 2
+
+    def bad(g):
+        raise ValueError("hook failed")
+
+    y.register_hook(bad)
+    with pytest.raises(ValueError, match="hook failed"):
+        y.sum().backward()
+
+
+def test_leaf_hooks_run_before_accumulation():
+    x = leaf(3)
+    x.register_hook(lambda g: g * 100)
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [100.0, 100.0, 100.0]

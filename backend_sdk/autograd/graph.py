@@ -16,8 +16,6 @@ Both have the same Python interface (``name()``, ``next_functions``, ``apply``, 
 from __future__ import annotations
 
 import abc
-import heapq
-import itertools
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
@@ -223,117 +221,46 @@ def _detach(t: Any) -> Any:
     return _detach_tensor(t)
 
 
-def _accumulate_into_leaf(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
+def _accumulate_into_leaf(node: Any, g: Any, create_graph: bool) -> None:
+    """The engine's callback for a leaf with Python hooks: runs them, then accumulates in C++."""
     var = node.variable
     hooks = var.__dict__.get("_ag_hooks")
     if hooks:
         for h in list(hooks):
             g = check_hook_result(g, h(g), h)
-    if not create_graph:
-        g = _detach(g)
-    old = var._ag_grad
-    if old is None:
-        if not create_graph:
-            g = g.clone()  # .grad never aliases a tensor the caller holds
-        var._ag_grad = g
-    else:
-        var._ag_grad = old + g
+    _C._accumulate_into_leaf(var, g, create_graph)
+
+
+def _run_node_hooks(node: Any, outs: list[Any], buf: list[Any]) -> list[Any]:
+    """The engine's callback after a node with Python state ran: its hooks may replace the outputs."""
+    hooks = node._hooks
+    if hooks:
+        for h in list(hooks):
+            r = h(tuple(outs), tuple(buf))
+            if r is not None:
+                outs = _check_node_hook_result(tuple(outs), r, h)
+    return list(outs)
+
+
+_C._set_engine_callbacks(_apply_tensor_hooks, _run_node_hooks, _accumulate_into_leaf)
 
 
 def run_backward(
-    roots: Sequence[tuple[Node, int]],
+    roots: Sequence[tuple[Any, int]],
     grads: Sequence[Any],
     keep_graph: bool,
     create_graph: bool,
-    capture: Sequence[tuple[Node, int]] | None = None,
+    capture: Sequence[tuple[Any, int]] | None = None,
 ) -> list[Any] | None:
-    """Runs the graph from roots (each (node, output_nr) with its gradient).
+    """Runs the graph from roots (each (node, output_nr) with its gradient) in the C++ engine
+    (Note [Autograd engine], csrc/backend_sdk/autograd/detail/Engine.h).
 
     Without ``capture`` gradients accumulate into leaves' ``.grad`` (Tensor.backward).
     With it, the gradients reaching those edges are returned and nothing is
     accumulated (autograd.grad); only nodes on a path to a captured edge run.
     """
-    # Dependencies: how many edges point at each node, from everything reachable.
-    deps: dict[Node, int] = {}
-    seen: set[Node] = set()
-    order: list[Node] = []
-    stack = [n for n, _ in roots]
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        order.append(n)
-        for nxt, _ in n.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append(nxt)
-    needed: set[Node] | None = None
-    captured: dict[tuple[Node, int], Any] = {}
-    if capture is not None:
-        targets = {n for n, _ in capture}
-        needed = set()
-        # Reverse topological: process in order of decreasing sequence number reversed.
-        # AccumulateGrad nodes (sequence number UINT64_MAX, as PyTorch's) have no next functions: first.
-        for n in sorted(order, key=lambda x: -1 if isinstance(x, AccumulateGrad) else x._seq):
-            if n in targets or any(nxt in needed for nxt, _ in n.next_functions if nxt is not None):
-                needed.add(n)
-        capture_set = set(capture)
-    buffers: dict[Node, list[Any]] = {}
-    for (n, nr), g in zip(roots, grads):
-        buf = buffers.get(n)
-        if buf is None:
-            buf = buffers[n] = [None] * n.num_outputs
-        buf[nr] = _add(buf[nr], g)
-    ready: list[tuple[int, int, Node]] = []
-    counter = itertools.count()
-    for n in list(buffers):
-        if deps.get(n, 0) == 0:
-            heapq.heappush(ready, (-n._seq, next(counter), n))
-    prev_mode = _C._is_grad_enabled()
-    _C._set_grad_enabled(create_graph)
-    try:
-        while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, None) or [None] * node.num_outputs
-            _apply_tensor_hooks(node, buf)
-            if capture is not None:
-                for nr in range(len(buf)):
-                    if (node, nr) in capture_set:
-                        captured[(node, nr)] = _add(captured.get((node, nr)), buf[nr])
-            if isinstance(node, AccumulateGrad):
-                if capture is None and buf[0] is not None:
-                    _accumulate_into_leaf(node, buf[0], create_graph)
-                continue
-            run = needed is None or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
-            if run and any(g is not None for g in buf):
-                outs = node.apply(buf)
-                if node._hooks:
-                    for h in list(node._hooks):
-                        r = h(tuple(outs), tuple(buf))
-                        if r is not None:
-                            outs = _check_node_hook_result(tuple(outs), r, h)
-            else:
-                outs = [None] * len(node.next_functions)
-            if not keep_graph:
-                node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
-                if nxt is None:
-                    continue
-                if g is not None:
-                    b = buffers.get(nxt)
-                    if b is None:
-                        b = buffers[nxt] = [None] * nxt.num_outputs
-                    b[nr] = _add(b[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
-    finally:
-        _C._set_grad_enabled(prev_mode)
-    if capture is None:
-        return None
-    return [captured.get(c) for c in capture]
+    return _C._run_backward(list(roots), list(grads), keep_graph, create_graph,
+                            None if capture is None else list(capture))
 
 
 def iter_tensors(values: Iterable[Any]) -> Iterable[Any]:

@@ -75,9 +75,13 @@ struct SDK_API Node : std::enable_shared_from_this<Node> {
   // Frees what the node saved for backward (a backward without retain_graph is done with it).
   virtual void release_variables() {}
 
+  // A node written in Python (PyNode): the engine calls its hooks through the bindings.
+  virtual bool is_python() const { return false; }
+
   uint64_t sequence_nr() const { return sequence_nr_; }
   const edge_list& next_edges() const { return next_edges_; }
-  size_t num_inputs() const { return input_metadata.size(); }
+  // Gradients received; PyNode (no metadata) overrides it.
+  virtual size_t num_inputs() const { return input_metadata.size(); }
 
   std::vector<InputMetadata> input_metadata;  // one per gradient received (forward output)
   void* pyobj = nullptr;     // Note [Node Python state]: borrowed, the live wrapper
