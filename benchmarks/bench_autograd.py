@@ -3,8 +3,10 @@
     python benchmarks/bench_autograd.py [--quick] [--threads N] [--device accel] [--only ROW]
 
 Run it with an interpreter that has torch (e.g. /tmp/tv/bin/python with PYTHONPATH=.:samples/accel_sim)
-to get the ratios; without torch only our times are printed. ``--threads 1`` sets SDK_NUM_THREADS=1
-(read when the SDK's thread pool starts) and ``torch.set_num_threads(1)``.
+to get the ratios; without torch only our times are printed. The MLP row is bound by matrix
+products: the BLAS in use is printed; a venv without scipy-openblas gets the builtin loops unless
+BACKEND_SDK_BLAS names a BLAS library (e.g. the scipy_openblas32 one of the project's interpreter). ``--threads 1`` sets SDK_NUM_THREADS=1
+and OPENBLAS_NUM_THREADS=1 (read when the SDK's thread pool and BLAS start) and ``torch.set_num_threads(1)``.
 
 Rows (issue 14's targets, each a ratio to torch CPU measured in the same run):
   * recorded ``a * b`` (a requires grad) at 1 and 1000 elements, its no-grad twin, and the recording
@@ -107,6 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         os.environ["SDK_NUM_THREADS"] = str(args.threads)
+        os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)  # read when the BLAS loads
     import backend_sdk
     from backend_sdk import _C
 
@@ -126,7 +129,8 @@ def main() -> None:
     except ImportError:
         theirs = None
     load = os.getloadavg()
-    print(f"device {args.device}, threads {args.threads or 'default'}, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"device {args.device}, threads {args.threads or 'default'}, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+          f"BLAS {_C._blas_library()}")
     print(f"{'program':34s} {'sdk us':>10s} {'torch us':>10s} {'ratio':>7s}")
     results: dict[str, tuple[float, float | None]] = {}
     for name, (f, n) in ours.items():
