@@ -358,3 +358,61 @@ def test_leaf_hooks_run_before_accumulation():
     x.register_hook(lambda g: g * 100)
     (x * 1).sum().backward()
     assert x.grad.tolist() == [100.0, 100.0, 100.0]
+
+
+# ---- robustness ----
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ACCEL = os.path.join(ROOT, "samples", "accel_sim", "accel", "libaccel_sim.so")
+
+
+def _run(script: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, os.path.join(ROOT, "samples", "accel_sim"), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_very_long_chain_is_run_and_freed_without_recursion():
+    # Note [Iterative graph destruction]: 200000 nodes destroyed recursively would overflow the stack.
+    r = _run("""
+        import backend_sdk as B
+        x = B.ones(1, requires_grad=True)
+        y = x
+        for _ in range(200000):
+            y = y * 1.0
+        y.sum().backward()
+        assert x.grad.tolist() == [1.0]
+        y = x
+        for _ in range(200000):
+            y = y + 0.0
+        del y
+        print("OK")
+    """)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(ACCEL), reason="the accel sample backend is not built")
+def test_backward_runs_on_the_stream_of_the_forward():
+    r = _run("""
+        import backend_sdk as B
+        import accel
+        s = accel.Stream()
+        x = B.ones(4, device="accel", requires_grad=True)
+        with accel.stream(s):
+            y = x * 2
+        seen = []
+        y.register_hook(lambda g: seen.append(accel.current_stream() == s))
+        z = y.sum()  # recorded on the default stream
+        assert accel.current_stream() != s
+        z.backward()
+        assert seen == [True], seen
+        assert accel.current_stream() != s  # the engine restores the current stream
+        assert x.grad.cpu().tolist() == [2.0] * 4
+        print("OK")
+    """)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr

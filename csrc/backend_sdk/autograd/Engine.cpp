@@ -2,6 +2,7 @@
 #include <backend_sdk/autograd/detail/Engine.h>
 
 #include <algorithm>
+#include <optional>
 #include <atomic>
 #include <numeric>
 #include <queue>
@@ -11,6 +12,8 @@
 #include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/MathFunctions.h>
+#include <backend_sdk/runtime/Event.h>
+#include <backend_sdk/runtime/Stream.h>
 
 namespace sdk::autograd {
 
@@ -185,6 +188,9 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
       buffers.erase(it);
     }
     if (buf.size() < node->num_inputs()) buf.resize(node->num_inputs());
+    // The node runs on its forward's stream (PyTorch's engine does the same).
+    std::optional<runtime::StreamGuard> stream_guard;
+    if (node->stream_id >= 0) stream_guard.emplace(runtime::Stream::from_id(node->stream_id));
     const bool py = hooks != nullptr && has_py_state(*node);
     if (py) hooks->pre(*node, buf);
     for (size_t i = 0; i < capture.size(); ++i) {
@@ -224,6 +230,12 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
       Node* next = e.function.get();
       if (outs[k].defined()) {
         Tensor g = std::move(outs[k]);
+        if (node->stream_id >= 0 && next->stream_id >= 0 && next->stream_id != node->stream_id) {
+          // The consumer's stream waits for the work that produced its gradient.
+          runtime::Event produced;
+          produced.record(runtime::Stream::from_id(node->stream_id));
+          runtime::Stream::from_id(next->stream_id).wait(produced);
+        }
         if (e.input_nr < next->input_metadata.size()) g = validate(*node, k, std::move(g), next->input_metadata[e.input_nr]);
         variable_list& b = buffer_of(next);
         if (b.size() <= e.input_nr) b.resize(e.input_nr + 1);

@@ -10,6 +10,7 @@
 
 #include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/runtime/Stream.h>
 #include <backend_sdk/tensor/detail/ViewHook.h>
 
 namespace sdk::autograd {
@@ -88,6 +89,7 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
   }
   if (!is_floating_type(out.dtype())) return;
   node->input_metadata.emplace_back(out);
+  if (!out.is_cpu() && !out.is_meta()) node->stream_id = runtime::current_stream(out.device()).id();
   if (info.saves_result) node->results.emplace_back(out, /*is_output=*/true, 0);
   set_history(out, std::move(node), 0);
 }

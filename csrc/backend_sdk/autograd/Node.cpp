@@ -23,8 +23,32 @@ void (*Node::release_py_state)(void*) = nullptr;
 
 Node::Node(edge_list next_edges) : sequence_nr_(next_sequence_nr()), next_edges_(std::move(next_edges)) {}
 
+// Note [Iterative graph destruction]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A node owns the nodes its edges point to, so dropping the last output of a
+// chain of a million operators would destroy a million nodes recursively and
+// overflow the stack (PyTorch's deleteNode solves the same problem). Instead
+// the outermost ~Node on a thread moves its edges' nodes to a thread-local
+// list and releases them one at a time; nested destructors only append.
+namespace {
+thread_local bool t_deleting = false;
+thread_local std::vector<std::shared_ptr<Node>>* t_pending = nullptr;
+}  // namespace
+
 Node::~Node() {
   if (py_state != nullptr && release_py_state != nullptr) release_py_state(py_state);
+  if (t_pending == nullptr) t_pending = new std::vector<std::shared_ptr<Node>>();  // never freed: thread exit order
+  for (Edge& e : next_edges_) {
+    if (e.function) t_pending->push_back(std::move(e.function));
+  }
+  if (t_deleting) return;
+  t_deleting = true;
+  while (!t_pending->empty()) {
+    std::shared_ptr<Node> n = std::move(t_pending->back());
+    t_pending->pop_back();
+    n.reset();  // its destructor appends its own edges
+  }
+  t_deleting = false;
 }
 
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {

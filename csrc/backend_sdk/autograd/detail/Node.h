@@ -4,6 +4,7 @@
 //
 // Note [Autograd nodes]
 // ~~~~~~~~~~~~~~~~~~~~~
+// (Destruction is iterative: Note [Iterative graph destruction], Node.cpp.)
 // As in PyTorch (torch/csrc/autograd/function.h), a Node is a backward
 // function: it receives one gradient per output of the forward operator that
 // created it (its "inputs", described by `input_metadata`: shape, dtype,
@@ -84,6 +85,9 @@ struct SDK_API Node : std::enable_shared_from_this<Node> {
   virtual size_t num_inputs() const { return input_metadata.size(); }
 
   std::vector<InputMetadata> input_metadata;  // one per gradient received (forward output)
+  // The stream (runtime::Stream::id) current on the forward's device when the node was
+  // recorded, -1 on cpu and meta: backward runs the node on it (Note [Autograd engine]).
+  int64_t stream_id = -1;
   void* pyobj = nullptr;     // Note [Node Python state]: borrowed, the live wrapper
   void* py_state = nullptr;  // owned Python dict, or null
   static void (*release_py_state)(void*);
