@@ -1,11 +1,12 @@
 """The autograd graph (nodes and edges) and the engine that runs backward.
 
 Per-tensor autograd state lives in two places. The C++ AutogradMeta
-(csrc/backend_sdk/ops/detail/Autograd.h) keeps the requires-grad flag, grad_fn and output_nr
-(``Tensor._ag_fn`` / ``_ag_nr`` read them) and a leaf's AccumulateGrad node (Note [Autograd
-nodes], csrc/backend_sdk/autograd/detail/Node.h); ``_C._set_history`` writes them. Python
-attributes of the tensor's wrapper (instance values in its __dict__) keep ``_ag_grad`` (.grad),
-``_ag_retains``, ``_ag_hooks`` and ``_ag_base`` (the base of a view recorded in Python).
+(csrc/backend_sdk/ops/detail/Autograd.h) keeps the requires-grad flag, grad_fn, output_nr and
+.grad (``Tensor._ag_fn`` / ``_ag_nr`` / ``_ag_grad`` read them) and a leaf's AccumulateGrad node
+(Note [Autograd nodes], csrc/backend_sdk/autograd/detail/Node.h); ``_C._set_history`` writes
+the history. Python attributes of the tensor's wrapper (instance values in its __dict__) keep
+``_ag_retains``, ``_ag_hooks`` (a leaf's hooks; ``_C._set_leaf_py_hooks`` marks the leaf) and
+``_ag_base`` (the base of a view recorded in Python). The engine is C++ (``run_backward``).
 
 Nodes are C++ nodes (operators with a formula in csrc/backend_sdk/autograd/derivatives.def,
 AccumulateGrad; Python type ``_C._CppNode``) or Python ``Node`` subclasses (formulas still in
