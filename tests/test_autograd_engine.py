@@ -416,3 +416,16 @@ def test_backward_runs_on_the_stream_of_the_forward():
         print("OK")
     """)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+def test_grad_never_aliases_a_tensor_the_caller_holds():
+    x = leaf(3)
+    g = B.ones(3, dtype=B.float64)
+    x.backward(g)
+    assert x.grad is not g
+    g.add_(1)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    y = leaf(3)
+    (y + 0).backward(g)  # AddBackward0 passes the caller's gradient through unchanged
+    g.add_(1)
+    assert y.grad.tolist() == [2.0, 2.0, 2.0]

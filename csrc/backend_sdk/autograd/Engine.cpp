@@ -98,8 +98,17 @@ void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_gr
       m.grad = grad;
       return;
     }
+    // A gradient nothing else references, laid out as the leaf, becomes .grad as it is (PyTorch
+    // "steals" it too); the engine's buffer holds the only reference.
+    const bool dense = non_overlapping_and_dense(leaf);
+    if (grad.impl()->use_count() == 1 && grad.storage().use_count() == 1 && grad.storage_offset() == 0 &&
+        grad.sizes().equals(leaf.sizes()) && (dense ? grad.strides().equals(leaf.strides()) : grad.is_contiguous()) &&
+        grad.dtype() == leaf.dtype() && grad.device() == leaf.device() && !grad_fn(grad)) {
+      m.grad = grad;
+      return;
+    }
     // The gradient layout contract: strides of the leaf when it is non-overlapping and dense.
-    Tensor g = non_overlapping_and_dense(leaf) ? ops::empty_strided(leaf.sizes(), leaf.strides(), leaf.dtype(), leaf.device())
+    Tensor g = dense ? ops::empty_strided(leaf.sizes(), leaf.strides(), leaf.dtype(), leaf.device())
                                                : ops::empty(leaf.sizes(), leaf.dtype(), leaf.device());
     ops::copy_(g, grad);
     m.grad = std::move(g);

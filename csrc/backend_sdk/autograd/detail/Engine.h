@@ -27,7 +27,8 @@ namespace sdk::autograd {
 // (Node::py_state, Node::is_python(), AutogradMeta::has_py_hooks); the
 // bindings run the engine with the GIL released, so C++ nodes run without it.
 //
-// Leaves: the first gradient is copied into a new tensor laid out as the leaf
+// Leaves: the first gradient becomes .grad as it is when nothing else holds it and it is
+// laid out as the leaf; otherwise it is copied into a new tensor laid out as the leaf
 // (its strides when it is non-overlapping and dense, else contiguous: the
 // gradient layout contract); later ones are added in place (`g = x.grad;
 // backward; g is x.grad`), or out of place with create_graph.
