@@ -133,8 +133,7 @@ def backward(
             continue
         if not create_graph:
             g = _detach_tensor(g)
-        t._ag_grad = g.clone() if t._ag_grad is None and not create_graph else (
-            g if t._ag_grad is None else t._ag_grad + g)
+        _C._accumulate_into_leaf(t, g, create_graph)
 
 
 def grad(
@@ -194,10 +193,9 @@ def grad(
 def _install_tensor_api() -> None:
     from .._tensor import Tensor
 
-    Tensor._ag_fn = None
-    Tensor._ag_nr = 0
-    Tensor._ag_grad = None
-    Tensor._ag_acc = None
+    Tensor._ag_fn = property(_C._grad_fn, doc="grad_fn, from the C++ AutogradMeta (graph.py's docstring).")
+    Tensor._ag_nr = property(_C._output_nr, doc="output_nr, from the C++ AutogradMeta.")
+    Tensor._ag_grad = property(_C._grad, _C._set_grad, doc=".grad, kept in the C++ AutogradMeta.")
     Tensor._ag_retains = False
     Tensor._ag_hooks = None
     Tensor._ag_base = None
@@ -247,10 +245,10 @@ def _install_tensor_api() -> None:
                 raise RuntimeError("assigned grad has data located on a different device")
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError("assigned grad has data of a different size")
-        self.__dict__["_ag_grad"] = value
+        _C._set_grad(self, value)
 
     def _del_grad(self: Any) -> None:
-        self.__dict__["_ag_grad"] = None
+        _C._set_grad(self, None)
 
     def _get_grad_fn(self: Any) -> Any:
         return self._ag_fn
@@ -286,6 +284,7 @@ def _install_tensor_api() -> None:
         if node is None:
             if self._ag_hooks is None:
                 self._ag_hooks = []
+                _C._set_leaf_py_hooks(self, True)  # the engine runs them through Python
             return _RemovableHandle(self._ag_hooks, hook)._add()
         if node._pre_hooks is None:
             node._pre_hooks = {}
@@ -305,9 +304,7 @@ def _install_tensor_api() -> None:
         """Detaches this tensor from the graph in place; returns self."""
         if self._ag_base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        d = self.__dict__
-        d.pop("_ag_fn", None)
-        d.pop("_ag_nr", None)
+        _C._set_history(self, None, 0)
         _C._set_requires_grad_flag(self, False)
         return self
 

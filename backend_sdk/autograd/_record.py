@@ -168,9 +168,7 @@ class SavedTensor:
                 from . import _detach_tensor
 
                 t = _detach_tensor(t)
-                _C._set_requires_grad_flag(t, True)
-                t.__dict__["_ag_fn"] = node
-                t.__dict__["_ag_nr"] = self.output_of[1]
+                _C._set_history(t, node, self.output_of[1])
         return t
 
 
@@ -399,14 +397,11 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
         _rebase_view(self_t, node, inputs, info.mutable[0])
         return out
     for i, o in diff_outs:
-        _C._set_requires_grad_flag(o, True)
-        d = o.__dict__
-        d["_ag_fn"] = node
-        d["_ag_nr"] = i
+        _C._set_history(o, node, i)
         if info.view_of is not None:
             src = bound.get(info.view_of)
             if _is_tensor(src):
-                d["_ag_base"] = src._ag_base if src._ag_base is not None else src
+                o.__dict__["_ag_base"] = src._ag_base if src._ag_base is not None else src
     return out
 
 
@@ -452,12 +447,8 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
         z.as_strided(vshape, vstride, voff).copy_(grads[0])
         return [z]
 
-    _C._set_requires_grad_flag(base, True)
-    base.__dict__["_ag_fn"] = cs
-    base.__dict__["_ag_nr"] = 0
-    _C._set_requires_grad_flag(view, True)
-    view.__dict__["_ag_fn"] = make_node("AsStridedBackward0", [(cs, 0)], view_backward, 1)
-    view.__dict__["_ag_nr"] = 0
+    _C._set_history(base, cs, 0)
+    _C._set_history(view, make_node("AsStridedBackward0", [(cs, 0)], view_backward, 1), 0)
 
 
 def make_node(name: str, edges: list, fn: Callable, num_outputs: int, on_release: Callable | None = None) -> Node:

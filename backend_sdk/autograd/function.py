@@ -195,8 +195,7 @@ class Function(metaclass=_FunctionMeta):
                 result.append(o)
                 continue
             _C._set_requires_grad_flag(o, True)
-            o.__dict__["_ag_fn"] = node
-            o.__dict__["_ag_nr"] = i
+            _C._set_history(o, node, i)
             result.append(o)
         to_save = getattr(ctx, "_to_save", None)
         if to_save is not None:

@@ -1,26 +1,28 @@
 """The autograd graph (nodes and edges) and the engine that runs backward.
 
-Per-tensor autograd state lives in two places: the C++ requires-grad flag
-(Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h), set on leaves that
-require grad and on every recorded output, and Python attributes of the
-tensor's wrapper (class defaults on backend_sdk.Tensor, instance values in its
-__dict__): ``_ag_fn`` and ``_ag_nr`` (grad_fn and which of its outputs this
-tensor is), ``_ag_grad`` (.grad), ``_ag_acc`` (weak reference to a leaf's
-AccumulateGrad node), ``_ag_retains``, ``_ag_hooks`` and ``_ag_base`` (the base
-of a view).
+Per-tensor autograd state lives in two places. The C++ AutogradMeta
+(csrc/backend_sdk/ops/detail/Autograd.h) keeps the requires-grad flag, grad_fn, output_nr and
+.grad (``Tensor._ag_fn`` / ``_ag_nr`` / ``_ag_grad`` read them) and a leaf's AccumulateGrad node
+(Note [Autograd nodes], csrc/backend_sdk/autograd/detail/Node.h); ``_C._set_history`` writes
+the history. Python attributes of the tensor's wrapper (instance values in its __dict__) keep
+``_ag_retains``, ``_ag_hooks`` (a leaf's hooks; ``_C._set_leaf_py_hooks`` marks the leaf) and
+``_ag_base`` (the base of a view recorded in Python). The engine is C++ (``run_backward``).
+
+Nodes are C++ nodes (operators with a formula in csrc/backend_sdk/autograd/derivatives.def,
+AccumulateGrad; Python type ``_C._CppNode``) or Python ``Node`` subclasses (formulas still in
+``_formulas.py``, autograd.Function, CopySlices), which the C++ graph holds through a PyNode.
+Both have the same Python interface (``name()``, ``next_functions``, ``apply``, ``release``,
+``register_hook``, ``register_prehook``).
 """
 from __future__ import annotations
 
-import heapq
-import itertools
-import weakref
+import abc
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
 
 __all__ = ["Node", "AccumulateGrad", "run_backward", "validate_output", "check_hook_result"]
 
-_sequence = itertools.count()
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -30,7 +32,7 @@ _SECOND_BACKWARD = (
 )
 
 
-class Node:
+class Node(metaclass=abc.ABCMeta):
     """A backward function of the graph: receives one gradient per forward output and returns one per edge.
 
     ``next_functions`` is a tuple of ``(node, output_nr)`` pairs, one per differentiable input
@@ -41,7 +43,7 @@ class Node:
 
     def __init__(self, next_functions: Sequence[tuple[Any, int]] = ()) -> None:
         self.next_functions: tuple[tuple[Any, int], ...] = tuple(next_functions)
-        self._seq = next(_sequence)
+        self._seq = _C._next_sequence_nr()
         self._pre_hooks: dict[int, list[Callable]] | None = None  # tensor hooks by output number
         self._retains: dict[int, Any] | None = None  # output number -> weakref of a tensor with retain_grad
         self._hooks: list[Callable] | None = None
@@ -93,40 +95,23 @@ class _RemovableHandle:
             pass
 
 
-class AccumulateGrad(Node):
-    """The node at a leaf that requires grad: adds the gradient it receives into ``variable.grad``."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable: Any) -> None:
-        super().__init__(())
-        self.variable = variable
-
-    def name(self) -> str:
-        return "backend_sdk::autograd::AccumulateGrad"
-
-    def apply(self, grads: list[Any]) -> list[Any]:
-        return []
+# The node at a leaf that requires grad (C++): adds the gradient it receives into ``variable.grad``.
+AccumulateGrad = _C._AccumulateGrad
+Node.register(_C._CppNode)
+# C++ nodes share the Python interface of Node (Note [Node Python state] keeps their hook state).
+for _name in ("register_hook", "__call__", "__repr__"):
+    setattr(_C._CppNode, _name, getattr(Node, _name))
+del _name
 
 
-def accumulate_node(t: Any) -> AccumulateGrad:
-    """The AccumulateGrad node of leaf t (one per tensor while it is referenced)."""
-    ref = t._ag_acc
-    node = ref() if ref is not None else None
-    if node is None:
-        node = AccumulateGrad(t)
-        t._ag_acc = weakref.ref(node)
-    return node
+def accumulate_node(t: Any) -> Any:
+    """The AccumulateGrad node of leaf t (one per tensor while a graph or caller holds it)."""
+    return _C._grad_accumulator(t)
 
 
 def edge_of(t: Any) -> tuple[Any, int]:
     """The graph edge a gradient for tensor t flows along: (grad_fn, output_nr), or the leaf's accumulator."""
-    fn = t._ag_fn
-    if fn is not None:
-        return (fn, t._ag_nr)
-    if _C._requires_grad_flag(t):
-        return (accumulate_node(t), 0)
-    return (None, 0)
+    return _C._gradient_edge(t)
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -237,116 +222,46 @@ def _detach(t: Any) -> Any:
     return _detach_tensor(t)
 
 
-def _accumulate_into_leaf(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
+def _accumulate_into_leaf(node: Any, g: Any, create_graph: bool) -> None:
+    """The engine's callback for a leaf with Python hooks: runs them, then accumulates in C++."""
     var = node.variable
     hooks = var.__dict__.get("_ag_hooks")
     if hooks:
         for h in list(hooks):
             g = check_hook_result(g, h(g), h)
-    if not create_graph:
-        g = _detach(g)
-    old = var._ag_grad
-    if old is None:
-        if not create_graph:
-            g = g.clone()  # .grad never aliases a tensor the caller holds
-        var._ag_grad = g
-    else:
-        var._ag_grad = old + g
+    _C._accumulate_into_leaf(var, g, create_graph)
+
+
+def _run_node_hooks(node: Any, outs: list[Any], buf: list[Any]) -> list[Any]:
+    """The engine's callback after a node with Python state ran: its hooks may replace the outputs."""
+    hooks = node._hooks
+    if hooks:
+        for h in list(hooks):
+            r = h(tuple(outs), tuple(buf))
+            if r is not None:
+                outs = _check_node_hook_result(tuple(outs), r, h)
+    return list(outs)
+
+
+_C._set_engine_callbacks(_apply_tensor_hooks, _run_node_hooks, _accumulate_into_leaf)
 
 
 def run_backward(
-    roots: Sequence[tuple[Node, int]],
+    roots: Sequence[tuple[Any, int]],
     grads: Sequence[Any],
     keep_graph: bool,
     create_graph: bool,
-    capture: Sequence[tuple[Node, int]] | None = None,
+    capture: Sequence[tuple[Any, int]] | None = None,
 ) -> list[Any] | None:
-    """Runs the graph from roots (each (node, output_nr) with its gradient).
+    """Runs the graph from roots (each (node, output_nr) with its gradient) in the C++ engine
+    (Note [Autograd engine], csrc/backend_sdk/autograd/detail/Engine.h).
 
     Without ``capture`` gradients accumulate into leaves' ``.grad`` (Tensor.backward).
     With it, the gradients reaching those edges are returned and nothing is
     accumulated (autograd.grad); only nodes on a path to a captured edge run.
     """
-    # Dependencies: how many edges point at each node, from everything reachable.
-    deps: dict[Node, int] = {}
-    seen: set[Node] = set()
-    order: list[Node] = []
-    stack = [n for n, _ in roots]
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        order.append(n)
-        for nxt, _ in n.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append(nxt)
-    needed: set[Node] | None = None
-    captured: dict[tuple[Node, int], Any] = {}
-    if capture is not None:
-        targets = {n for n, _ in capture}
-        needed = set()
-        # Reverse topological: process in order of decreasing sequence number reversed.
-        for n in sorted(order, key=lambda x: x._seq):
-            if n in targets or any(nxt in needed for nxt, _ in n.next_functions if nxt is not None):
-                needed.add(n)
-        capture_set = set(capture)
-    buffers: dict[Node, list[Any]] = {}
-    for (n, nr), g in zip(roots, grads):
-        buf = buffers.get(n)
-        if buf is None:
-            buf = buffers[n] = [None] * n.num_outputs
-        buf[nr] = _add(buf[nr], g)
-    ready: list[tuple[int, int, Node]] = []
-    counter = itertools.count()
-    for n in list(buffers):
-        if deps.get(n, 0) == 0:
-            heapq.heappush(ready, (-n._seq, next(counter), n))
-    prev_mode = _C._is_grad_enabled()
-    _C._set_grad_enabled(create_graph)
-    try:
-        while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, None) or [None] * node.num_outputs
-            _apply_tensor_hooks(node, buf)
-            if capture is not None:
-                for nr in range(len(buf)):
-                    if (node, nr) in capture_set:
-                        captured[(node, nr)] = _add(captured.get((node, nr)), buf[nr])
-            if isinstance(node, AccumulateGrad):
-                if capture is None and buf[0] is not None:
-                    _accumulate_into_leaf(node, buf[0], create_graph)
-                continue
-            run = needed is None or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
-            if run and any(g is not None for g in buf):
-                outs = node.apply(buf)
-                if node._hooks:
-                    for h in list(node._hooks):
-                        r = h(tuple(outs), tuple(buf))
-                        if r is not None:
-                            outs = _check_node_hook_result(tuple(outs), r, h)
-            else:
-                outs = [None] * len(node.next_functions)
-            if not keep_graph:
-                node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
-                if nxt is None:
-                    continue
-                if g is not None:
-                    b = buffers.get(nxt)
-                    if b is None:
-                        b = buffers[nxt] = [None] * nxt.num_outputs
-                    b[nr] = _add(b[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
-    finally:
-        _C._set_grad_enabled(prev_mode)
-    if capture is None:
-        return None
-    return [captured.get(c) for c in capture]
+    return _C._run_backward(list(roots), list(grads), keep_graph, create_graph,
+                            None if capture is None else list(capture))
 
 
 def iter_tensors(values: Iterable[Any]) -> Iterable[Any]:

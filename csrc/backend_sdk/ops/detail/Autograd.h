@@ -32,10 +32,14 @@
 // Python) the operator runs below Autograd and nothing is recorded.
 #pragma once
 
+#include <memory>
+
 #include <backend_sdk/dispatch/KernelFunction.h>
 #include <backend_sdk/tensor/Tensor.h>
 
 namespace sdk::autograd {
+
+struct Node;  // <backend_sdk/autograd/detail/Node.h>
 
 // Note [Autograd state across wrappers]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -59,8 +63,20 @@ namespace sdk::autograd {
 // the view's AutogradMeta (`view_base`); views recorded by autograd keep it
 // on the Python side instead. Views made with grad mode off (inside recorded
 // operators, under no_grad, detach()) are not tracked.
+//
+// The graph state of a tensor lives here too, as PyTorch's AutogradMeta keeps
+// it (Note [Autograd nodes], autograd/detail/Node.h): `grad_fn` and `output_nr` (the
+// node that produced a non-leaf and which of its outputs it is) and, for a
+// leaf that requires grad, a weak reference to its AccumulateGrad node (weak:
+// the node holds the tensor, so a strong one would be a cycle), and .grad.
 struct SDK_API AutogradMeta final : AutogradMetaInterface {
   bool requires_grad_ = false;
+  // A leaf whose hooks live in Python: the engine accumulates through the bindings (Engine.h).
+  bool has_py_hooks = false;
+  uint32_t output_nr = 0;
+  std::shared_ptr<Node> grad_fn;
+  std::weak_ptr<Node> grad_accumulator;
+  Tensor grad;  // .grad
   Tensor view_base;  // Note [Autograd view bases]
   void* py_state = nullptr;
   static void (*release_py_state)(void*);

@@ -1,5 +1,8 @@
-// The boxed autograd fallback: Note [Autograd fallback fast path] (Autograd.h).
+// The boxed autograd fallback: Note [Autograd fallback fast path] (ops/detail/Autograd.h),
+// and the recording of operators with a C++ formula: Note [Derivative formula table].
 #include <backend_sdk/ops/detail/Autograd.h>
+
+#include <backend_sdk/autograd/detail/Formulas.h>
 
 #include <atomic>
 #include <mutex>
@@ -7,6 +10,7 @@
 
 #include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/runtime/Stream.h>
 #include <backend_sdk/tensor/detail/ViewHook.h>
 
 namespace sdk::autograd {
@@ -41,9 +45,62 @@ std::atomic<const KernelFunction*> g_hook{nullptr};
 
 DispatchKeySet below_autograd(DispatchKeySet ks) { return ks & keys_after(DispatchKey::AutogradFunctionality); }
 
+// Records `op` with its C++ formula (Note [Derivative formula table]).
+void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  const size_t nargs = info.names.size();
+  SDK_CHECK(stack->size() >= nargs, op.name(), ": the stack holds fewer values than the operator's arguments");
+  IValue* args = stack->data() + (stack->size() - nargs);
+  edge_list edges;
+  edges.reserve(info.tensor_args.size());
+  for (uint16_t pos : info.tensor_args) {
+    const IValue& v = args[pos];
+    if (v.is_tensor() && is_floating_type(v.to_tensor().dtype())) {
+      edges.push_back(gradient_edge(v.to_tensor()));
+    } else {
+      edges.emplace_back();
+    }
+  }
+  auto node = std::make_shared<FormulaNode>(&info, std::move(edges));
+  node->args.resize(nargs);
+  node->saved.resize(nargs);
+  node->arg_meta.resize(nargs);
+  const TensorImpl* inputs[8] = {};
+  size_t ninputs = 0;
+  for (size_t i = 0; i < nargs; ++i) {
+    IValue& v = args[i];
+    if (v.is_tensor()) {
+      const Tensor& t = v.to_tensor();
+      node->arg_meta[i] = InputMetadata(t);
+      if (info.saved[i]) node->saved[i] = SavedVariable(t, /*is_output=*/false);
+      if (ninputs < 8) inputs[ninputs++] = t.impl();
+    } else {
+      node->args[i] = v;
+    }
+  }
+  {
+    ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    op.redispatch_boxed(below_autograd(ks), stack);
+  }
+  IValue& ret = stack->back();
+  if (!ret.is_tensor()) return;
+  const Tensor& out = ret.to_tensor();
+  for (size_t i = 0; i < ninputs; ++i) {
+    if (inputs[i] == out.impl()) return;  // an input returned as it is keeps its own history
+  }
+  if (!is_floating_type(out.dtype())) return;
+  node->input_metadata.emplace_back(out);
+  if (!out.is_cpu() && !out.is_meta()) node->stream_id = runtime::current_stream(out.device()).id();
+  if (info.saves_result) node->results.emplace_back(out, /*is_output=*/true, 0);
+  set_history(out, std::move(node), 0);
+}
+
 void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   if (!op.entry().any_requires_grad_boxed(*stack)) {
     op.redispatch_boxed(below_autograd(ks), stack);
+    return;
+  }
+  if (const FormulaInfo* info = formula_for(op)) {
+    record_with_formula(*info, op, ks, stack);
     return;
   }
   const KernelFunction* hook = g_hook.load(std::memory_order_acquire);

@@ -1,0 +1,48 @@
+// The backward engine: Note [Autograd engine].
+#pragma once
+
+#include <backend_sdk/autograd/detail/Node.h>
+
+namespace sdk::autograd {
+
+// Note [Autograd engine]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// run_backward follows PyTorch's engine (torch/csrc/autograd/engine.cpp) on the
+// calling thread: it counts, for every node reachable from the roots, the
+// edges that point at it; a node is ready when all of them delivered (its
+// input buffer sums what arrives, in grad mode = create_graph), and ready
+// nodes run highest sequence number first (AccumulateGrad: UINT64_MAX, so a
+// leaf's gradient is accumulated as soon as it is complete). Each gradient a
+// node returns is checked against the metadata of the input it flows into,
+// as validate_outputs does: a shape that broadcasts to it is summed to it,
+// another shape is an error, another dtype is cast, another device is an
+// error unless the gradient is 0-dim. Without retain_graph every node that
+// ran frees its saved variables. With `capture` (autograd.grad) the
+// gradients reaching those edges are returned, nothing is accumulated, and
+// only nodes on a path to a captured edge run.
+//
+// What lives in Python — tensor hooks and retain_grad of a node's outputs,
+// node hooks, leaf hooks, Python nodes — is reached through EngineHooks,
+// installed by the bindings, only for nodes that carry Python state
+// (Node::py_state, Node::is_python(), AutogradMeta::has_py_hooks); the
+// bindings run the engine with the GIL released, so C++ nodes run without it.
+//
+// Leaves: the first gradient becomes .grad as it is when nothing else holds it and it is
+// laid out as the leaf; otherwise it is copied into a new tensor laid out as the leaf
+// (its strides when it is non-overlapping and dense, else contiguous: the
+// gradient layout contract); later ones are added in place (`g = x.grad;
+// backward; g is x.grad`), or out of place with create_graph.
+struct EngineHooks {
+  void (*pre)(Node& node, variable_list& grads);  // tensor hooks, retain_grad
+  void (*post)(Node& node, variable_list& outputs, const variable_list& grads);  // node hooks
+  void (*accumulate)(AccumulateGrad& node, const Tensor& grad, bool create_graph);  // leaf with Python hooks
+};
+SDK_API void set_engine_hooks(const EngineHooks* hooks);
+
+SDK_API variable_list run_backward(const edge_list& roots, const variable_list& grads, bool keep_graph,
+                                   bool create_graph, const edge_list& capture);
+
+// Adds `grad` into the leaf's .grad as the note says (no hooks).
+SDK_API void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_graph);
+
+}  // namespace sdk::autograd

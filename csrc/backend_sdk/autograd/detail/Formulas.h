@@ -1,0 +1,91 @@
+// The derivative formula table (derivatives.def) and the node recorded for it.
+//
+// Note [Derivative formula table]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's tools/autograd/derivatives.yaml, one entry per operator
+// overload names the backward node (PyTorch's name: MulBackward0, SumBackward1
+// for sum.dim_IntList, ...), the arguments it saves, and one formula per
+// differentiable input, written against the C++ operator API (sdk::ops).
+// derivatives.def is an X-macro file rather than YAML plus a generator: the
+// formulas are C++ expressions either way, and an X-macro needs no build step,
+// is checked by the compiler where it is used, and lets one generic
+// FormulaNode serve every entry (PyTorch generates one class per entry; our
+// node reads its saved arguments by name, a handful of string compares per
+// backward, to keep the table one line per formula). The table is bound to
+// operator definitions once (formula_for), by schema record, and read without
+// a lock afterwards.
+//
+// Recording (Fallback.cpp, record_with_formula): the Autograd fallback finds
+// the operator's entry, collects one edge per Tensor argument (an invalid edge
+// where the argument does not require grad or is not floating point), saves
+// the arguments the entry names (SavedVariable: version checked), runs the
+// operator below Autograd with grad mode off, and makes each floating-point
+// output output i of the node. Operators without an entry keep the Python
+// recording hook (backend_sdk/autograd/_record.py) and its Python formulas.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <backend_sdk/autograd/detail/Node.h>
+#include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/dispatch/IValue.h>
+
+namespace sdk::autograd {
+
+struct FormulaContext;
+struct FormulaNode;
+
+struct Formula {
+  const char* op;         // "aten::mul.Tensor"
+  const char* node_name;  // "MulBackward0"
+  const char* saves;      // "self, other" (and "result" for the outputs)
+  void (*fn)(FormulaContext&);
+};
+
+// An entry bound to the operator's definition.
+struct FormulaInfo {
+  const Formula* formula = nullptr;
+  std::vector<std::string> names;     // argument names, in schema order
+  std::vector<uint16_t> tensor_args;  // positions of Tensor / Tensor? arguments (one edge each)
+  std::vector<bool> saved;            // per argument: saved for backward
+  bool saves_result = false;
+  size_t num_returns = 1;
+};
+
+// The entry for the operator's current definition, or null.
+const FormulaInfo* formula_for(const OperatorHandle& op);
+
+struct FormulaNode final : Node {
+  FormulaNode(const FormulaInfo* info, edge_list edges) : Node(std::move(edges)), info(info) {}
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return info->formula->node_name; }
+  void release_variables() override;
+
+  const FormulaInfo* info;
+  std::vector<IValue> args;               // non-tensor arguments; None where a tensor was
+  std::vector<SavedVariable> saved;       // per argument (only the saved ones are set)
+  std::vector<InputMetadata> arg_meta;    // per argument: metadata of tensor arguments
+  std::vector<SavedVariable> results;     // saved outputs
+  bool released = false;
+};
+
+// What a formula body sees (the helpers of derivatives.def).
+struct FormulaContext {
+  FormulaNode& node;
+  variable_list& grads;
+  std::vector<Tensor> out;  // per argument: the gradient computed for it
+
+  int index(const char* name) const;
+  Tensor tensor(const char* name) const;  // a saved tensor argument
+  Scalar scalar(const char* name) const;
+  bool flag(const char* name) const;
+  IntArrayRef sizes(const char* name) const;  // shape of a tensor argument
+  ScalarType dtype(const char* name) const;
+  Tensor result(size_t i = 0) const;
+  bool needs(const char* name) const;
+  void set(const char* name, Tensor g) { out[static_cast<size_t>(index(name))] = std::move(g); }
+  const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
+};
+
+}  // namespace sdk::autograd
