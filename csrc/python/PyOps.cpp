@@ -19,6 +19,7 @@
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/dispatch/detail/LibraryGroups.h>
+#include <backend_sdk/dispatch/detail/KernelChecker.h>
 #include <backend_sdk/dispatch/detail/KernelRegistry.h>
 #include <backend_sdk/dispatch/Decline.h>
 #include "python/Errors.h"
@@ -907,6 +908,10 @@ void init_ops(py::module_& m) {
       },
       "(operator, reason, count) of the calls native kernels declined (Note [Declining kernels]).");
   m.def("_reset_kernel_declines", &reset_decline_counts);
+  m.def("_set_kernel_checks", &detail::set_kernel_checks, py::arg("enabled"),
+        "Turns the kernel checker on or off (Note [Kernel checker]).");
+  m.def("_kernel_checks_enabled", &detail::kernel_checks_enabled);
+  m.def("_kernel_checks_run", &detail::kernel_checks_run, "Calls the kernel checker has checked.");
   // Note [Extension library groups] (csrc/backend_sdk/dispatch/detail/LibraryGroups.h).
   m.def("_begin_static_library_group", &detail::begin_static_library_group,
         "Starts recording the SDK_LIBRARY blocks this thread runs (around a dlopen).");

@@ -84,6 +84,9 @@ def _registration_lines() -> list[str]:
     if undefined:
         lines.append("kernels for operators that were never defined (a misspelled name never runs): "
                      + ", ".join(f"{op} for {key} ({where})" for op, key, where in undefined))
+    if _C._kernel_checks_enabled():
+        lines.append(f"kernel checker (BACKEND_SDK_CHECK_KERNELS): on, {_C._kernel_checks_run()} native kernel calls "
+                     "checked against the Meta kernels")
     declines = _C._kernel_declines()
     if declines:
         total = sum(n for _, _, n in declines)

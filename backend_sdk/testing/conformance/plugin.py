@@ -77,6 +77,9 @@ def _load_backend(name: str) -> Backend:
     import backend_sdk
     from backend_sdk import _runtime
 
+    from backend_sdk.testing import check_kernels
+
+    check_kernels(True)  # Note [Kernel checker]: before the backend's kernels register
     try:
         package = importlib.import_module(name)
     except ImportError as e:

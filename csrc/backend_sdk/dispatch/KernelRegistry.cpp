@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/detail/KernelChecker.h>
 #include <backend_sdk/dispatch/detail/StaticRegistration.h>
 
 namespace sdk::detail {
@@ -134,7 +135,9 @@ RegistrationHandle register_kernel(const std::string& qualified, DispatchKey key
     std::string error = closed_namespace_error(op, key, debug);
     SDK_CHECK_VALUE(error.empty(), error);
   }
-  RegistrationHandle inner = Dispatcher::singleton().register_impl(op, key, std::move(kernel), debug);
+  // Note [Kernel checker]: a backend's kernel registered while the checker is requested is wrapped.
+  RegistrationHandle inner =
+      Dispatcher::singleton().register_impl(op, key, maybe_checked_kernel(op, key, std::move(kernel)), debug);
   std::list<LiveKernel>::iterator it;
   {
     std::lock_guard<std::mutex> guard(g_mutex);
