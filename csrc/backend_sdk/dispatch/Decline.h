@@ -55,31 +55,18 @@ namespace detail {
 // Runs the fallback of `keys`' backend for a call whose arguments are still on the stack.
 SDK_API void run_declined(const OperatorHandle& op, DispatchKeySet keys, Stack* stack, const std::string& reason);
 
+// The plain function kernel's boxed adapter (KernelFunction.h), with a decline turned into the fallback's run.
 template <typename Ret, typename... Args>
 struct DeclinableKernel : OperatorKernel {
-  Ret (*fn)(Args...);
-  explicit DeclinableKernel(Ret (*f)(Args...)) : fn(f) {}
+  FunctionKernel<Ret, Args...> inner;
+  explicit DeclinableKernel(Ret (*f)(Args...)) : inner(f) {}
 
   static void call_boxed(OperatorKernel* self, const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
     auto* k = static_cast<DeclinableKernel*>(self);
     try {
-      call_boxed_impl(k, stack, std::index_sequence_for<Args...>{});
+      FunctionKernel<Ret, Args...>::call_boxed(&k->inner, op, keys, stack);  // the stack is intact until it returns
     } catch (const KernelDeclined& d) {
       run_declined(op, keys, stack, d.reason());
-    }
-  }
-  template <size_t... I>
-  static void call_boxed_impl(DeclinableKernel* self, Stack* stack, std::index_sequence<I...>) {
-    constexpr size_t n = sizeof...(Args);
-    IValue* base = stack->data() + stack->size() - n;
-    (void)base;
-    if constexpr (std::is_void_v<Ret>) {
-      self->fn(boxing::IValueTo<Args>::get(base[I])...);
-      stack->resize(stack->size() - n);
-    } else {
-      Ret r = self->fn(boxing::IValueTo<Args>::get(base[I])...);
-      stack->resize(stack->size() - n);
-      boxing::Returns<Ret>::push(*stack, std::move(r));
     }
   }
 };
