@@ -139,3 +139,39 @@ def test_broken_backends_fail_and_the_intact_copy_passes(tmp_path):
         expected = CASES[breakage][2]
         assert code != 0, f"the conformance suite passed a backend with a broken {breakage}:\n{out}"
         assert expected in out, f"broken {breakage}: the failure does not name it ({expected!r}):\n{out}"
+
+
+# ---- what a correct backend must not fail on, and messages that name the backend under test ----
+
+def test_float_results_of_integer_inputs_use_float_tolerances():
+    import numpy as np
+
+    import backend_sdk as sdk
+    from backend_sdk.testing.conformance.operator_checks import compare_results
+    from backend_sdk.testing._opinfo import _DEFAULT_TOL
+
+    x = np.arange(1, 50, dtype=np.int64)
+    expected = sdk.from_numpy(np.exp(x.astype(np.float32)))           # the CPU's exp of an int64 input
+    actual = sdk.from_numpy(np.nextafter(np.exp(x.astype(np.float32)), np.float32(np.inf)))  # 1 ulp off
+    exact = (0.0, 0.0)  # the tolerance of the int64 *input* dtype
+    assert "first mismatching element" in compare_results(expected, actual, "cpu", *exact)
+    by_result = lambda dtype: _DEFAULT_TOL["float32"] if dtype == sdk.float32 else exact  # noqa: E731
+    assert compare_results(expected, actual, "cpu", *exact, tolerance=by_result) is None
+    off = sdk.from_numpy(np.exp(x.astype(np.float32)) * np.float32(1.001))
+    assert "first mismatching element" in compare_results(expected, off, "cpu", *exact, tolerance=by_result)
+
+
+def test_opcheck_autograd_message_names_the_backend_under_test():
+    import backend_sdk as sdk
+    from backend_sdk.library import Library
+    from backend_sdk.testing import _opcheck
+
+    lib = Library("opmsg", "DEF")
+    try:
+        lib.define("leaky(Tensor x) -> Tensor")
+        lib.impl("leaky", lambda x: sdk.ones(tuple(x.shape), device=x.device, requires_grad=True), "accel")
+        x = sdk.ones(2, device="accel", requires_grad=True)
+        with pytest.raises(AssertionError, match=r"non-Autograd dispatch key \(CPU, Accel, \.\.\.\)"):
+            _opcheck.test_autograd_registration(sdk.ops.opmsg.leaky.default, (x,), {})
+    finally:
+        lib._destroy()
