@@ -99,6 +99,9 @@ def demo() -> int:
     section("trace")
     print(f"Chrome trace written to {path} (open it in chrome://tracing or https://ui.perfetto.dev)")
     print(f"demo took {time.perf_counter() - started:.2f} s")
+    section("next")
+    print("Start your own backend: python -m backend_sdk new NAME (a project with a device, kernels, tests and "
+          "the conformance suite; its README walks from the first kernel to conformance)")
     return 0
 
 

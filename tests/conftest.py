@@ -14,7 +14,10 @@ def _devices() -> list[str]:
     # cpu and every renamed backend with an attached device (PrivateUse1 is
     # "accel" in the test process; PrivateUse2/3 stay free for tests that
     # attach or register their own). Meta is tested separately: it has no data.
-    return ["cpu", "accel"]
+    from backend_sdk import _C, _runtime
+
+    backends = [_C._get_privateuse_backend_name(which) for which in (1, 2, 3)]
+    return ["cpu"] + [name for name in backends if _runtime.has_device(name)]
 
 
 @pytest.fixture(params=_devices())

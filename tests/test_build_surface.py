@@ -75,6 +75,10 @@ EXPORTED_DETAIL = {
     "sdk::ops::detail::report_cannot_cast", "sdk::ops::detail::report_scalar_overflow",
     "sdk::detail::begin_static_library_group", "sdk::detail::end_static_library_group",
     "sdk::detail::reset_static_library_group", "sdk::detail::default_ivalue",
+    # Note [Closed namespaces] (the bindings register through it) and Note [Declining kernels] (declinable()).
+    "sdk::detail::register_kernel", "sdk::detail::kernels_for_undefined_operators", "sdk::detail::run_declined",
+    # Note [Kernel checker]: the bindings' switch.
+    "sdk::detail::set_kernel_checks", "sdk::detail::kernel_checks_enabled", "sdk::detail::kernel_checks_run",
 }
 
 

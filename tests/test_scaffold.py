@@ -91,7 +91,7 @@ def test_generated_files(tmp_path, python_only):
     assert not any(r.startswith("backend_sdk") for r in project["build-system"]["requires"])  # pip can get them
     if python_only:
         assert set(files) == {"README.md", "pyproject.toml", "tcnpu_files/__init__.py", "tests/conftest.py",
-                              "tests/test_tcnpu_files.py"}
+                              "tests/test_tcnpu_files.py", ".gitignore"}
         assert "REAL DRIVER CALL GOES HERE" in files["tcnpu_files/__init__.py"].decode()
         return
     assert {"CMakeLists.txt", "csrc/Device.cpp", "csrc/Kernels.cpp", "tcnpu_files/__init__.py"} <= set(files)
@@ -103,6 +103,11 @@ def test_generated_files(tmp_path, python_only):
     assert "BACKEND_SDK_CMAKE_DIR" in cmake and "BACKEND_SDK_CMAKE_DIR" in files["README.md"].decode()
     assert files["csrc/Device.cpp"].decode().count("REAL DRIVER CALL GOES HERE") >= 20
     assert "REAL DRIVER CALL GOES HERE" in files["csrc/Kernels.cpp"].decode()
+    # The walkthrough from a first kernel to conformance, and build outputs kept out of git.
+    readme = files["README.md"].decode()
+    assert "From your first kernel to conformance" in readme and "sdk::declinable(&neg)" in readme
+    assert "python -m backend_sdk conformance tcnpu_files" in readme
+    assert "build/" in files[".gitignore"].decode().splitlines()
 
 
 def run_generated_tests(project: Path, site: Path) -> subprocess.CompletedProcess:

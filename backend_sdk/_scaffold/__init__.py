@@ -41,6 +41,25 @@ _LAYOUT_PY = """- `__NAME__/__init__.py` — the device (a `backend_sdk.utils.py
   kernels for add / mul / relu / sum registered with `backend_sdk.library`, the SDK's contract-backed
   kernels and CPU fallback; renames PrivateUse1 to `__NAME__` and generates the device module."""
 
+_FIRST_KERNEL_CPP = """In `csrc/Kernels.cpp`, write a typed kernel (the schema's arguments as C++
+   parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block:
+
+       // neg(Tensor self) -> Tensor
+       Tensor neg(const Tensor& self) {
+         require_native(self, self);  // other cases: the CPU fallback (sdk::decline)
+         Tensor out = sdk::ops::empty(self.sizes(), self.dtype(), self.device());
+         float *x = device_floats(self), *z = device_floats(out);
+         const int64_t n = self.numel();
+         launch(self.device(), "neg_f32", [=] { for (int64_t i = 0; i < n; ++i) z[i] = -x[i]; });
+         return out;
+       }
+       ...
+       m.impl("neg", sdk::declinable(&neg));"""
+
+_FIRST_KERNEL_PY = """In `__NAME__/__init__.py`, add a numpy kernel to `KERNELS`, e.g.
+   `"neg": _pd.numpy_kernel(_aten.neg.default, lambda a: -a)`; the operator's schema gives its
+   arguments."""
+
 _BUILD_NOTES_CPP = """
 ## Finding the SDK when building
 
@@ -108,6 +127,7 @@ def create_project(name: str, directory: str | os.PathLike[str] | None = None, p
     cmake_dir = "" if python_only else _sdk_cmake_dir()
     replacements = {
         "__LAYOUT__": _LAYOUT_PY if python_only else _LAYOUT_CPP,
+        "__FIRST_KERNEL__": _FIRST_KERNEL_PY if python_only else _FIRST_KERNEL_CPP,
         "__BUILD_NOTES__": "" if python_only else _BUILD_NOTES_CPP,
         "__FLAVOUR_FLAG__": " --python-only" if python_only else "",
         "__STANDIN__": ("a Python device whose memory is numpy arrays" if python_only
@@ -128,7 +148,10 @@ def create_project(name: str, directory: str | os.PathLike[str] | None = None, p
             for src in sorted(root.rglob("*")):
                 if src.is_dir() or "__pycache__" in src.parts:
                     continue
-                dst = staging / render(str(src.relative_to(root)))
+                relative = str(src.relative_to(root))
+                if src.name == "gitignore":  # shipped without the dot (package data keeps it)
+                    relative = relative[: -len("gitignore")] + ".gitignore"
+                dst = staging / render(relative)
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 dst.write_text(render(src.read_text()))
         staging.chmod(0o755)

@@ -177,11 +177,13 @@ def test_autograd_registration(op: Any, args: tuple, kwargs: dict) -> None:
     inputs = {id(t) for t in _leaves(args) + _leaves(kwargs)}
     result = op(*args, **kwargs)
     outs = [o for o in _leaves(result) if id(o) not in inputs]
+    # The backends under test (the inputs' devices), as PyTorch's message names "CPU, CUDA".
+    dense_keys = ", ".join(["CPU"] + sorted(_C._dispatch_key_name(b) for b in backends if b != "cpu"))
     if any(getattr(o, "requires_grad", False) for o in outs):
         raise AssertionError(
             f"{name}: at least one output of this operator has requires_grad=True but the operator does not have "
             f"an autograd kernel defined at an autograd key (e.g. the Autograd key). This could mean that you have "
-            f"incorrectly registered an autograd kernel to a non-Autograd dispatch key (CPU, accel, ...), which "
+            f"incorrectly registered an autograd kernel to a non-Autograd dispatch key ({dense_keys}, ...), which "
             f"may lead to silently incorrect results. Use register_autograd."
         )
     if any(o.dtype.is_floating_point for o in outs):

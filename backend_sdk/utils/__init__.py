@@ -10,7 +10,7 @@ __all__ = [
     "get_privateuse1_backend_name", "include_paths", "library_paths", "cmake_prefix_path",
     "generate_methods_for_privateuse1_backend", "generate_methods_for_privateuse2_backend",
     "generate_methods_for_privateuse3_backend", "generate_device_module", "write_device_module_stub",
-    "backend_registration",
+    "backend_registration", "register_backend",
 ]
 
 import os as _os
@@ -207,3 +207,4 @@ def _stub_of(source: str) -> str:
 
 
 from . import backend_registration  # noqa: E402 (PyTorch's module path for the functions above)
+from ._register_backend import register_backend  # noqa: E402 (rename + load + attach + methods + module)

@@ -19,6 +19,9 @@
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/dispatch/detail/LibraryGroups.h>
+#include <backend_sdk/dispatch/detail/KernelChecker.h>
+#include <backend_sdk/dispatch/detail/KernelRegistry.h>
+#include <backend_sdk/dispatch/Decline.h>
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
@@ -949,8 +952,9 @@ void init_ops(py::module_& m) {
                             "Explicitly provided namespace in operator name ", qualified,
                             " does not match namespace of enclosing Library (", self.ns, ")");
             KernelFunction kernel = CppFunction::make_from_boxed(&python_kernel_boxed, std::move(functor)).take();
+            // Note [Closed namespaces]: the one registration path, with the closed-namespace check.
             self.kernels.push_back(
-                Dispatcher::singleton().register_impl(qualified, k, std::move(kernel), caller_location()));
+                detail::register_kernel(qualified, k, std::move(kernel), caller_location(), self.lib.get()));
           },
           py::arg("name"), py::arg("dispatch_key"), py::arg("fn"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = std::string(),
@@ -1035,6 +1039,28 @@ void init_ops(py::module_& m) {
         "The version counter of the tensor's storage (bumped by every in-place write).");
 
   m.def("_take_static_registration_errors", &take_static_registration_errors);
+  m.def(
+      "_kernels_for_undefined_operators",
+      [] {
+        py::list out;
+        for (const auto& k : detail::kernels_for_undefined_operators()) out.append(py::make_tuple(k.op, k.key, k.where));
+        return out;
+      },
+      "(operator, dispatch key, where) of each live kernel whose operator was never defined (Note [Closed "
+      "namespaces]).");
+  m.def(
+      "_kernel_declines",
+      [] {
+        py::list out;
+        for (const auto& d : decline_counts()) out.append(py::make_tuple(d.op, d.reason, d.count));
+        return out;
+      },
+      "(operator, reason, count) of the calls native kernels declined (Note [Declining kernels]).");
+  m.def("_reset_kernel_declines", &reset_decline_counts);
+  m.def("_set_kernel_checks", &detail::set_kernel_checks, py::arg("enabled"),
+        "Turns the kernel checker on or off (Note [Kernel checker]).");
+  m.def("_kernel_checks_enabled", &detail::kernel_checks_enabled);
+  m.def("_kernel_checks_run", &detail::kernel_checks_run, "Calls the kernel checker has checked.");
   // Note [Extension library groups] (csrc/backend_sdk/dispatch/detail/LibraryGroups.h).
   m.def("_begin_static_library_group", &detail::begin_static_library_group,
         "Starts recording the SDK_LIBRARY blocks this thread runs (around a dlopen).");

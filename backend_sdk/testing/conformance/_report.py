@@ -57,6 +57,7 @@ class Report:
                 coverage = None
             if coverage is not None:
                 lines += _coverage_lines(coverage, self.operator_results)
+            lines += _registration_lines()
         passed = sum(1 for v in self.outcomes.values() if v == "passed")
         failed = sum(1 for v in self.outcomes.values() if v == "failed")
         skipped = sum(1 for v in self.outcomes.values() if v == "skipped")
@@ -71,6 +72,27 @@ class Report:
                 for t in text.splitlines()[:8]:
                     lines.append(f"      {t}")
         return "\n".join(lines)
+
+
+def _registration_lines() -> list[str]:
+    """Kernels of never-defined operators (Note [Closed namespaces]) and declined calls
+    (Note [Declining kernels]), for the table."""
+    from ... import _C
+
+    lines: list[str] = []
+    undefined = _C._kernels_for_undefined_operators()
+    if undefined:
+        lines.append("kernels for operators that were never defined (a misspelled name never runs): "
+                     + ", ".join(f"{op} for {key} ({where})" for op, key, where in undefined))
+    if _C._kernel_checks_enabled():
+        lines.append(f"kernel checker (BACKEND_SDK_CHECK_KERNELS): on, {_C._kernel_checks_run()} native kernel calls "
+                     "checked against the Meta kernels")
+    declines = _C._kernel_declines()
+    if declines:
+        total = sum(n for _, _, n in declines)
+        lines.append(f"declined calls (run by the fallback): {total}: "
+                     + ", ".join(f"{op} ({reason}): {n}" for op, reason, n in declines))
+    return lines
 
 
 def _operator_of(nodeid: str) -> str | None:

@@ -11,7 +11,7 @@ operators.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pytest
@@ -152,9 +152,12 @@ def _call(op: Any, variant: str, sample: Any) -> tuple[Any, BaseException | None
 
 
 def compare_results(expected: Any, actual: Any, device: str, atol: float, rtol: float,
-                    values: bool = True) -> str | None:
+                    values: bool = True, tolerance: Callable[[Any], tuple[float, float]] | None = None) -> str | None:
     """None if the device's results equal the CPU's; else what differs (first mismatching element).
-    ``values=False`` compares only device, dtype and shape (operators whose values are undefined, e.g. empty)."""
+    ``values=False`` compares only device, dtype and shape (operators whose values are undefined, e.g. empty).
+    ``tolerance(dtype)``: (atol, rtol) by the *result's* dtype (the OpInfo's, so per operator), which
+    replaces ``atol``/``rtol`` for a floating result: a float result of an integer input (``exp`` of
+    int64) is compared with float tolerances, not exactly."""
     exp, act = _flat(expected), _flat(actual)
     if len(exp) != len(act):
         return f"expected {len(exp)} results, got {len(act)}"
@@ -169,7 +172,8 @@ def compare_results(expected: Any, actual: Any, device: str, atol: float, rtol: 
                 return f"{where}dtype mismatch: expected {e.dtype}, actual {a.dtype}"
             if tuple(e.shape) != tuple(a.shape):
                 return f"{where}shape mismatch: expected {tuple(e.shape)}, actual {tuple(a.shape)}"
-            msg = first_mismatch(_to_host(e), _to_host(a), atol, rtol) if values else None
+            tol = tolerance(e.dtype) if tolerance is not None and e.dtype.is_floating_point else (atol, rtol)
+            msg = first_mismatch(_to_host(e), _to_host(a), *tol) if values else None
             if msg:
                 return where + msg
         elif isinstance(e, float) and isinstance(a, float) and np.isnan(e) and np.isnan(a):
@@ -205,12 +209,13 @@ def check_operator(op: Any, variant: str, device: str, dtypes: Iterable[Any]) ->
                 continue
             atol, rtol = op.tolerance(dtype)
             values = op.ref is not None  # the database's convention: no reference, values are undefined
-            msg = compare_results(expected, actual, device, atol, rtol, values)
+            msg = compare_results(expected, actual, device, atol, rtol, values, op.tolerance)
             if msg is None and variant == "inplace":
                 if actual is not dev_sample.input:
                     msg = "the in-place form did not return its input"
                 else:
-                    msg = compare_results(cpu_sample.input, dev_sample.input, device, atol, rtol, values)
+                    msg = compare_results(cpu_sample.input, dev_sample.input, device, atol, rtol, values,
+                                          op.tolerance)
             if msg is None and variant == "out" and isinstance(actual, sdk.Tensor):
                 out = dev_sample.kwargs.get("out")
                 if out is not None and actual is not out:

@@ -77,10 +77,16 @@ def _load_backend(name: str) -> Backend:
     import backend_sdk
     from backend_sdk import _runtime
 
+    from backend_sdk.testing import check_kernels
+
+    check_kernels(True)  # Note [Kernel checker]: before the backend's kernels register
     try:
         package = importlib.import_module(name)
     except ImportError as e:
         raise pytest.UsageError(f"--backend {name}: cannot import the backend's package '{name}': {e}") from e
+    except Exception as e:  # a registration the SDK refused (a misspelled kernel name), a device error, ...
+        raise pytest.UsageError(f"--backend {name}: importing the backend's package '{name}' failed: "
+                                f"{type(e).__name__}: {e}") from e
     module = getattr(backend_sdk, name, None)
     if not isinstance(module, types.ModuleType):
         raise pytest.UsageError(f"--backend {name}: importing '{name}' did not register the device module "

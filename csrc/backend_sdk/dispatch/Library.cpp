@@ -9,6 +9,7 @@
 
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/dispatch/detail/StaticRegistration.h>
+#include <backend_sdk/dispatch/detail/KernelRegistry.h>
 #include <backend_sdk/dispatch/detail/LibraryGroups.h>
 
 namespace sdk {
@@ -18,7 +19,10 @@ Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, cons
   SDK_CHECK_VALUE(kind == IMPL || !key, "Library: only IMPL libraries take a dispatch key");
   SDK_CHECK_VALUE(kind != IMPL || key, "Library: an IMPL library needs a dispatch key");
   SDK_CHECK_VALUE(kind == IMPL || ns_ != "_", "Library: the namespace '_' is only for IMPL libraries (fallbacks)");
-  if (kind == DEF) registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug()));
+  if (kind == DEF) {
+    registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug()));
+    registrations_.push_back(detail::close_namespace(ns_, debug()));  // Note [Closed namespaces]
+  }
 }
 
 std::string Library::debug() const { return line_ ? file_ + ":" + std::to_string(line_) : file_; }
@@ -62,7 +66,7 @@ Library& Library::impl(std::string_view name, DispatchKey key, CppFunction f) {
   }
   KernelFunction kernel = f.take();
   detail::label_external_kernel(kernel, "'" + qualified + "' for " + to_string(key));  // Note [Kernel crash reports]
-  registrations_.push_back(Dispatcher::singleton().register_impl(qualified, key, std::move(kernel), debug()));
+  registrations_.push_back(detail::register_kernel(qualified, key, std::move(kernel), debug(), this));
   return *this;
 }
 
@@ -71,7 +75,7 @@ Library& Library::fallback(CppFunction f) {
                   "fallback(): a backend fallback must be registered in an SDK_LIBRARY_IMPL(_, KEY, m) block");
   KernelFunction kernel = f.take();
   detail::label_external_kernel(kernel, "fallback for " + to_string(*key_));  // Note [Kernel crash reports]
-  registrations_.push_back(Dispatcher::singleton().register_fallback(*key_, std::move(kernel), debug()));
+  registrations_.push_back(detail::register_backend_fallback(*key_, std::move(kernel), debug()));
   return *this;
 }
 
@@ -84,6 +88,7 @@ std::vector<std::string>& static_errors() {
 }  // namespace
 
 std::vector<std::string> take_static_registration_errors() {
+  detail::resolve_deferred_checks(nullptr);  // Note [Closed namespaces]: loads without a group
   std::lock_guard<std::mutex> guard(g_static_errors_mutex);
   std::vector<std::string> out;
   out.swap(static_errors());
@@ -112,10 +117,13 @@ thread_local std::vector<std::vector<Library*>> t_open_groups;
 
 void begin_static_library_group() { t_open_groups.emplace_back(); }
 
+bool static_library_group_open() { return !t_open_groups.empty(); }
+
 uint64_t end_static_library_group() {
   SDK_CHECK(!t_open_groups.empty(), "end_static_library_group(): no group is open on this thread");
   std::vector<Library*> libs = std::move(t_open_groups.back());
   t_open_groups.pop_back();
+  resolve_deferred_checks(&libs);  // Note [Closed namespaces]: the load has ended
   std::lock_guard<std::mutex> guard(g_groups_mutex);
   uint64_t id = g_next_group_id++;
   closed_groups().emplace(id, std::move(libs));
@@ -191,6 +199,7 @@ StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std:
     lib_.emplace(kind, ns, key, file, line);
     // Recorded before its block runs: a block that fails half-way is undone with its group too.
     if (!t_open_groups.empty()) t_open_groups.back().push_back(&*lib_);
+    StaticBlockScope in_block;  // Note [Closed namespaces]: checked when the load ends
     fn(*lib_);
   } catch (const std::exception& e) {
     // Registration errors are reported, not fatal; see the class comment.

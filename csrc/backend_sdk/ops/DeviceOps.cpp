@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include <backend_sdk/dispatch/Decline.h>
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/detail/Resize.h>
@@ -209,14 +210,22 @@ Tensor to_device(const Tensor& t, Device device) {
   return out;
 }
 
+// Once per operator, and once per operator and reason for a declined call (Note [Declining kernels]).
 void warn_once(const OperatorHandle& op, DeviceType backend) {
   static std::mutex mutex;
-  static std::set<std::string> warned;
+  static std::set<std::pair<std::string, std::string>> warned;
+  const std::string* reason = current_decline_reason();
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!warned.insert(op.name()).second) return;
+    if (!warned.insert({op.name(), reason ? "\x01" + *reason : std::string()}).second) return;
   }
-  warn("The operator '" + op.name() + "' is not currently supported on the " + device_type_name(backend) +
+  const std::string& name = device_type_name(backend);
+  if (reason) {
+    warn(name + "'s kernel for " + op.name() + " declined this call (" + *reason +
+         "); running on the CPU. This may have performance implications.");
+    return;
+  }
+  warn("The operator '" + op.name() + "' is not currently supported on the " + name +
        " backend and will fall back to run on the CPU. This may have performance implications.");
 }
 

@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import os as _os
 
-import backend_sdk as _sdk
 import device_sim as _device_sim
-from backend_sdk import _runtime, utils as _utils
+from backend_sdk import utils as _utils
 
 BACKEND_NAME = "accel"
 
-if _utils.get_privateuse1_backend_name() != BACKEND_NAME:
-    _utils.rename_privateuse1_backend(BACKEND_NAME)
-_runtime.attach_device_library(BACKEND_NAME, _device_sim.library_path())
-# Registers the kernels (RuntimeError listing the SDK_LIBRARY blocks that failed).
-_sdk.ops.load_library(_os.path.join(_os.path.dirname(__file__), "libaccel_sim.so"))
-_utils.generate_methods_for_privateuse1_backend()
-_module = _utils.generate_device_module(BACKEND_NAME)
+# Renames PrivateUse1, registers the kernels (RuntimeError listing the SDK_LIBRARY blocks that failed),
+# attaches the simulated device and generates the tensor methods and the device module.
+_module = _utils.register_backend(BACKEND_NAME, library=_os.path.join(_os.path.dirname(__file__), "libaccel_sim.so"),
+                                  device=_device_sim.library_path())
 
 
 def include_paths() -> list[str]:

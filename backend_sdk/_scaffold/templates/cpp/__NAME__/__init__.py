@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import os as _os
 
-import backend_sdk as _sdk
 import device_sim as _device_sim  # noqa: F401  (the simulator the library delegates to, until hardware exists)
-from backend_sdk import _runtime, utils as _utils
+from backend_sdk import utils as _utils
 
 BACKEND_NAME = "__NAME__"
 LIBRARY_PATH = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lib__NAME___backend.so")
@@ -26,13 +25,10 @@ LIBRARY_PATH = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lib_
 if not _os.path.exists(LIBRARY_PATH):
     raise ImportError(f"__NAME__: {LIBRARY_PATH} is missing: build and install the project (pip install .), "
                       "and import the installed package rather than the source folder")
-if _utils.get_privateuse1_backend_name() != BACKEND_NAME:
-    _utils.rename_privateuse1_backend(BACKEND_NAME)
-# Runs its SDK_LIBRARY_IMPL blocks (the kernels are registered); RuntimeError listing any that failed.
-_sdk.ops.load_library(LIBRARY_PATH)
-_runtime.attach_device_library(BACKEND_NAME, LIBRARY_PATH)  # its sdk_device_entry (Device.cpp)
-_utils.generate_methods_for_privateuse1_backend()  # Tensor.is___NAME__, Tensor.__NAME__()
-_module = _utils.generate_device_module(BACKEND_NAME)
+# Renames PrivateUse1, runs the library's SDK_LIBRARY_IMPL blocks (RuntimeError listing any that failed,
+# such as a kernel for an operator aten does not define), attaches its device (sdk_device_entry,
+# Device.cpp), adds Tensor.is___NAME__ / Tensor.__NAME__() and generates the device module.
+_module = _utils.register_backend(BACKEND_NAME, library=LIBRARY_PATH, device=LIBRARY_PATH)
 
 globals().update({name: getattr(_module, name) for name in _module.__all__})
 __all__ = list(_module.__all__) + ["BACKEND_NAME", "LIBRARY_PATH"]

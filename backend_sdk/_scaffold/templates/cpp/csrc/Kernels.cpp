@@ -5,15 +5,18 @@
 //   device (local_copy below).
 // - add, mul, relu and sum run on the device where it computes them natively (here: contiguous
 //   float32 tensors of one shape); every other case, and every other operator, goes to the SDK's
-//   CPU fallback (copies to the host, the CPU kernel, copies back; it warns once per operator).
-//   Add an operator by writing a kernel like these and one m.impl line.
+//   CPU fallback (copies to the host, the CPU kernel, copies back; it warns once per operator and
+//   reason: "__NAME__'s kernel for aten::add.Tensor declined this call (dtype int64); running on the CPU").
+//   Add an operator by writing a typed kernel like these and one m.impl line.
 // Kernels are launched on the current stream and return at once, like CUDA kernels; until the
 // hardware exists they run on the simulator, which runs them on its worker threads and reaches
 // device memory through device_sim_translate. "REAL DRIVER CALL GOES HERE" marks what to replace.
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "device_sim.h"
+#include <backend_sdk/dispatch/Decline.h>
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/DeviceOps.h>
 #include <backend_sdk/ops/Functions.h>
@@ -67,23 +70,18 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   return sdk::ops::device::copy_(self, src, non_blocking, &local_copy);
 }
 
-// True if the device computes an elementwise operator on these tensors natively.
-bool native(const Tensor& t, const Tensor& like) {
-  return t.device() == like.device() && t.dtype() == sdk::ScalarType::Float32 && t.is_contiguous() &&
-         t.sizes().equals(like.sizes());
+// Hands the call to the CPU fallback unless the device computes it natively (Note [Declining kernels] in
+// the SDK's dispatch/Decline.h): nothing has been written yet, the fallback gets the same arguments.
+void require_native(const Tensor& t, const Tensor& like) {
+  SDK_DECLINE_IF(t.dtype() != sdk::ScalarType::Float32, "dtype ", sdk::scalar_type_name(t.dtype()));
+  SDK_DECLINE_IF(!t.is_contiguous(), "non-contiguous input");
+  SDK_DECLINE_IF(t.device() != like.device() || !t.sizes().equals(like.sizes()), "broadcast or mixed devices");
 }
 
-// Boxed kernels: the arguments are the last `n` values on the stack, the results replace them.
-// A case the device does not handle natively goes to the CPU fallback with the stack as it is.
-void add_or_mul(bool is_add, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys, sdk::Stack* stack) {
-  const size_t n = is_add ? 3 : 2, base = stack->size() - n;  // (self, other[, alpha])
-  sdk::IValue* args = stack->data() + base;
-  if (!args[1].is_tensor() || !native(args[0].to_tensor(), args[0].to_tensor()) ||
-      !native(args[1].to_tensor(), args[0].to_tensor())) {
-    return sdk::ops::cpu_fallback(op, keys, stack);
-  }
-  Tensor a = args[0].to_tensor(), b = args[1].to_tensor();
-  const float alpha = is_add ? static_cast<float>(args[2].to_double()) : 1.0f;
+// Typed kernels: the schema's arguments as C++ parameters (Note [Kernel argument types]).
+Tensor add_or_mul(bool is_add, const Tensor& a, const Tensor& b, float alpha) {
+  require_native(a, a);
+  require_native(b, a);
   Tensor out = sdk::ops::empty(a.sizes(), a.dtype(), a.device());
   if (const int64_t numel = a.numel()) {
     float *x = device_floats(a), *y = device_floats(b), *z = device_floats(out);
@@ -91,21 +89,20 @@ void add_or_mul(bool is_add, const sdk::OperatorHandle& op, sdk::DispatchKeySet 
       for (int64_t i = 0; i < numel; ++i) z[i] = is_add ? x[i] + alpha * y[i] : x[i] * y[i];
     });
   }
-  stack->resize(base);
-  stack->emplace_back(out);
+  return out;
 }
 
-void add_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys, sdk::Stack* stack) {
-  add_or_mul(true, op, keys, stack);  // add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)
+// add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+Tensor add(const Tensor& self, const Tensor& other, const sdk::Scalar& alpha) {
+  return add_or_mul(true, self, other, alpha.to<float>());
 }
 
-void mul_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys, sdk::Stack* stack) {
-  add_or_mul(false, op, keys, stack);  // mul.Tensor(Tensor self, Tensor other)
-}
+// mul.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor mul(const Tensor& self, const Tensor& other) { return add_or_mul(false, self, other, 1.0f); }
 
-void relu_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys, sdk::Stack* stack) {
-  const Tensor self = stack->back().to_tensor();  // relu(Tensor self)
-  if (!native(self, self)) return sdk::ops::cpu_fallback(op, keys, stack);
+// relu(Tensor self) -> Tensor
+Tensor relu(const Tensor& self) {
+  require_native(self, self);
   Tensor out = sdk::ops::empty(self.sizes(), self.dtype(), self.device());
   if (const int64_t numel = self.numel()) {
     float *x = device_floats(self), *z = device_floats(out);
@@ -113,13 +110,13 @@ void relu_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::Dispa
       for (int64_t i = 0; i < numel; ++i) z[i] = x[i] > 0 ? x[i] : 0.0f;
     });
   }
-  stack->back() = out;
+  return out;
 }
 
-void sum_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys, sdk::Stack* stack) {
-  const size_t base = stack->size() - 2;  // sum(Tensor self, *, ScalarType? dtype=None)
-  const Tensor self = (*stack)[base].to_tensor();
-  if (!native(self, self) || !(*stack)[base + 1].is_none()) return sdk::ops::cpu_fallback(op, keys, stack);
+// sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+Tensor sum(const Tensor& self, std::optional<sdk::ScalarType> dtype) {
+  require_native(self, self);
+  SDK_DECLINE_IF(dtype.has_value(), "dtype= given");
   Tensor out = sdk::ops::empty(std::vector<int64_t>{}, self.dtype(), self.device());
   const int64_t numel = self.numel();
   float *x = numel ? device_floats(self) : nullptr, *z = device_floats(out);
@@ -128,8 +125,7 @@ void sum_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::Dispat
     for (int64_t i = 0; i < numel; ++i) total += x[i];
     *z = static_cast<float>(total);
   });
-  stack->resize(base);
-  stack->emplace_back(out);
+  return out;
 }
 
 }  // namespace
@@ -140,10 +136,11 @@ SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", &sdk::ops::device::resize_);
   m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
   m.impl("copy_", &copy_);
-  m.impl("add.Tensor", sdk::CppFunction::make_from_boxed(&add_kernel));
-  m.impl("mul.Tensor", sdk::CppFunction::make_from_boxed(&mul_kernel));
-  m.impl("relu", sdk::CppFunction::make_from_boxed(&relu_kernel));
-  m.impl("sum", sdk::CppFunction::make_from_boxed(&sum_kernel));
+  // A kernel that may decline (sdk::decline / SDK_DECLINE_IF) is registered through sdk::declinable.
+  m.impl("add.Tensor", sdk::declinable(&add));
+  m.impl("mul.Tensor", sdk::declinable(&mul));
+  m.impl("relu", sdk::declinable(&relu));
+  m.impl("sum", sdk::declinable(&sum));
 }
 
 SDK_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(sdk::ops::cpu_fallback_function()); }
