@@ -1,0 +1,153 @@
+// The AVX2 vector math kernels over glibc's libmvec. See Note [Vector math]
+// (ops/detail/VecMath.h): this file is compiled with -mavx2 -mfma and must
+// define nothing with external or inline linkage except its two entry points
+// (everything else is in an anonymous namespace), and include no header with
+// inline functions the rest of the library also instantiates.
+#if defined(SDK_HAVE_LIBMVEC)
+#include <immintrin.h>
+
+#include <cstdint>
+
+// The x86-64 vector-function ABI names of libmvec's AVX2 variants ('d': AVX2,
+// N8/N4: lanes, v: one vector argument).
+extern "C" {
+__m256 _ZGVdN8v_expf(__m256);
+__m256 _ZGVdN8v_logf(__m256);
+__m256 _ZGVdN8v_log1pf(__m256);
+__m256 _ZGVdN8v_expm1f(__m256);
+__m256 _ZGVdN8v_sinf(__m256);
+__m256 _ZGVdN8v_cosf(__m256);
+__m256 _ZGVdN8v_tanf(__m256);
+__m256 _ZGVdN8v_tanhf(__m256);
+__m256 _ZGVdN8v_erff(__m256);
+__m256d _ZGVdN4v_exp(__m256d);
+__m256d _ZGVdN4v_log(__m256d);
+__m256d _ZGVdN4v_log1p(__m256d);
+__m256d _ZGVdN4v_expm1(__m256d);
+__m256d _ZGVdN4v_sin(__m256d);
+__m256d _ZGVdN4v_cos(__m256d);
+__m256d _ZGVdN4v_tan(__m256d);
+__m256d _ZGVdN4v_tanh(__m256d);
+__m256d _ZGVdN4v_erf(__m256d);
+}
+
+namespace sdk::ops::vec::avx2 {
+namespace {
+
+// The operand-wise formulas mirror the scalar functors of Unary.cpp
+// (SigmoidFn, SiluFn, GeluErfFn, GeluTanhFn) step for step.
+struct F32 {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V neg(V a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+  static V exp(V a) { return _ZGVdN8v_expf(a); }
+  static V log(V a) { return _ZGVdN8v_logf(a); }
+  static V log1p(V a) { return _ZGVdN8v_log1pf(a); }
+  static V expm1(V a) { return _ZGVdN8v_expm1f(a); }
+  static V sin(V a) { return _ZGVdN8v_sinf(a); }
+  static V cos(V a) { return _ZGVdN8v_cosf(a); }
+  static V tan(V a) { return _ZGVdN8v_tanf(a); }
+  static V tanh(V a) { return _ZGVdN8v_tanhf(a); }
+  static V erf(V a) { return _ZGVdN8v_erff(a); }
+};
+
+struct F64 {
+  using V = __m256d;
+  static constexpr int kLanes = 4;
+  static V load(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static V set1(double x) { return _mm256_set1_pd(x); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V div(V a, V b) { return _mm256_div_pd(a, b); }
+  static V neg(V a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+  static V exp(V a) { return _ZGVdN4v_exp(a); }
+  static V log(V a) { return _ZGVdN4v_log(a); }
+  static V log1p(V a) { return _ZGVdN4v_log1p(a); }
+  static V expm1(V a) { return _ZGVdN4v_expm1(a); }
+  static V sin(V a) { return _ZGVdN4v_sin(a); }
+  static V cos(V a) { return _ZGVdN4v_cos(a); }
+  static V tan(V a) { return _ZGVdN4v_tan(a); }
+  static V tanh(V a) { return _ZGVdN4v_tanh(a); }
+  static V erf(V a) { return _ZGVdN4v_erf(a); }
+};
+
+// The numbering of UnaryFn (VecMath.h), repeated so that this file includes
+// no SDK header: keep the two lists in the same order (tests/test_vecmath.py
+// checks every function against its reference, so a mismatch fails there).
+enum Fn { kExp, kLog, kLog1p, kExpm1, kSin, kCos, kTan, kTanh, kErf, kSigmoid, kSilu, kGeluErf, kGeluTanh };
+
+template <typename A, int kFn>
+typename A::V compute(typename A::V x) {
+  using V = typename A::V;
+  if constexpr (kFn == kExp) return A::exp(x);
+  if constexpr (kFn == kLog) return A::log(x);
+  if constexpr (kFn == kLog1p) return A::log1p(x);
+  if constexpr (kFn == kExpm1) return A::expm1(x);
+  if constexpr (kFn == kSin) return A::sin(x);
+  if constexpr (kFn == kCos) return A::cos(x);
+  if constexpr (kFn == kTan) return A::tan(x);
+  if constexpr (kFn == kTanh) return A::tanh(x);
+  if constexpr (kFn == kErf) return A::erf(x);
+  if constexpr (kFn == kSigmoid) return A::div(A::set1(1), A::add(A::set1(1), A::exp(A::neg(x))));
+  if constexpr (kFn == kSilu) return A::div(x, A::add(A::set1(1), A::exp(A::neg(x))));
+  if constexpr (kFn == kGeluErf) {
+    const V half_x = A::mul(A::set1(0.5), x);
+    return A::mul(half_x, A::add(A::set1(1), A::erf(A::mul(x, A::set1(0.70710678118654752440)))));
+  }
+  if constexpr (kFn == kGeluTanh) {
+    const V half_x = A::mul(A::set1(0.5), x);
+    const V cube = A::mul(A::mul(A::mul(A::set1(0.044715), x), x), x);
+    const V inner = A::mul(A::set1(0.79788456080286535588), A::add(x, cube));
+    return A::mul(half_x, A::add(A::set1(1), A::tanh(inner)));
+  }
+}
+
+template <typename A, int kFn, typename T>
+void run(T* out, const T* in, int64_t n) {
+  constexpr int L = A::kLanes;
+  int64_t i = 0;
+  for (; i + L <= n; i += L) A::store(out + i, compute<A, kFn>(A::load(in + i)));
+  if (i == n) return;
+  // The tail through the same routine (Note [Vector math]); zero padding
+  // is a harmless argument for every function.
+  T buf[L] = {};
+  const int64_t rest = n - i;
+  for (int64_t j = 0; j < rest; ++j) buf[j] = in[i + j];
+  A::store(buf, compute<A, kFn>(A::load(buf)));
+  for (int64_t j = 0; j < rest; ++j) out[i + j] = buf[j];
+}
+
+template <typename A, typename T>
+void dispatch(int f, T* out, const T* in, int64_t n) {
+  switch (f) {
+    case kExp: return run<A, kExp>(out, in, n);
+    case kLog: return run<A, kLog>(out, in, n);
+    case kLog1p: return run<A, kLog1p>(out, in, n);
+    case kExpm1: return run<A, kExpm1>(out, in, n);
+    case kSin: return run<A, kSin>(out, in, n);
+    case kCos: return run<A, kCos>(out, in, n);
+    case kTan: return run<A, kTan>(out, in, n);
+    case kTanh: return run<A, kTanh>(out, in, n);
+    case kErf: return run<A, kErf>(out, in, n);
+    case kSigmoid: return run<A, kSigmoid>(out, in, n);
+    case kSilu: return run<A, kSilu>(out, in, n);
+    case kGeluErf: return run<A, kGeluErf>(out, in, n);
+    case kGeluTanh: return run<A, kGeluTanh>(out, in, n);
+    default: return;
+  }
+}
+
+}  // namespace
+
+void apply_f32(int f, float* out, const float* in, int64_t n) { dispatch<F32>(f, out, in, n); }
+void apply_f64(int f, double* out, const double* in, int64_t n) { dispatch<F64>(f, out, in, n); }
+
+}  // namespace sdk::ops::vec::avx2
+#endif  // SDK_HAVE_LIBMVEC
