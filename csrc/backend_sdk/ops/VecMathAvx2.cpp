@@ -144,7 +144,96 @@ void dispatch(int f, T* out, const T* in, int64_t n) {
   }
 }
 
+// The extremum of a run: vector max/min (MAXPS returns its second operand
+// when either is NaN, so NaN lanes are tracked in a separate mask and win at
+// the end), four accumulators for independent chains.
+struct MaxOp {
+  static __m256 f(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+  static __m256d f(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
+  template <typename T> static T s(T a, T b) { return b > a ? b : a; }
+};
+struct MinOp {
+  static __m256 f(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+  static __m256d f(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
+  template <typename T> static T s(T a, T b) { return b < a ? b : a; }
+};
+
+template <typename Op>
+float extremum_f32_impl(const float* x, int64_t n) {
+  int64_t i = 0;
+  float best = x[0];
+  bool nan = false;
+  if (n >= 32) {
+    __m256 m0 = _mm256_loadu_ps(x), m1 = m0, m2 = m0, m3 = m0;
+    __m256 bad = _mm256_setzero_ps();
+    for (; i + 32 <= n; i += 32) {
+      const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+      const __m256 c = _mm256_loadu_ps(x + i + 16), d = _mm256_loadu_ps(x + i + 24);
+      m0 = Op::f(a, m0), m1 = Op::f(b, m1), m2 = Op::f(c, m2), m3 = Op::f(d, m3);
+      bad = _mm256_or_ps(bad, _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q), _mm256_cmp_ps(c, d, _CMP_UNORD_Q)));
+    }
+    m0 = Op::f(Op::f(m0, m1), Op::f(m2, m3));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m0);
+    for (float v : lanes) best = Op::s(best, v);
+    nan = _mm256_movemask_ps(bad) != 0;
+  }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    nan |= v != v;
+    best = Op::s(best, v);
+  }
+  return nan ? __builtin_nanf("") : best;
+}
+
+template <typename Op>
+double extremum_f64_impl(const double* x, int64_t n) {
+  int64_t i = 0;
+  double best = x[0];
+  bool nan = false;
+  if (n >= 16) {
+    __m256d m0 = _mm256_loadu_pd(x), m1 = m0, m2 = m0, m3 = m0;
+    __m256d bad = _mm256_setzero_pd();
+    for (; i + 16 <= n; i += 16) {
+      const __m256d a = _mm256_loadu_pd(x + i), b = _mm256_loadu_pd(x + i + 4);
+      const __m256d c = _mm256_loadu_pd(x + i + 8), d = _mm256_loadu_pd(x + i + 12);
+      m0 = Op::f(a, m0), m1 = Op::f(b, m1), m2 = Op::f(c, m2), m3 = Op::f(d, m3);
+      bad = _mm256_or_pd(bad, _mm256_or_pd(_mm256_cmp_pd(a, b, _CMP_UNORD_Q), _mm256_cmp_pd(c, d, _CMP_UNORD_Q)));
+    }
+    m0 = Op::f(Op::f(m0, m1), Op::f(m2, m3));
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, m0);
+    for (double v : lanes) best = Op::s(best, v);
+    nan = _mm256_movemask_pd(bad) != 0;
+  }
+  for (; i < n; ++i) {
+    const double v = x[i];
+    nan |= v != v;
+    best = Op::s(best, v);
+  }
+  return nan ? __builtin_nan("") : best;
+}
+
 }  // namespace
+
+float extremum_f32(const float* x, int64_t n, bool max) {
+  return max ? extremum_f32_impl<MaxOp>(x, n) : extremum_f32_impl<MinOp>(x, n);
+}
+double extremum_f64(const double* x, int64_t n, bool max) {
+  return max ? extremum_f64_impl<MaxOp>(x, n) : extremum_f64_impl<MinOp>(x, n);
+}
+
+void add_row_f32(double* acc, const float* row, int64_t n) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 r = _mm256_loadu_ps(row + j);
+    const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(r));
+    const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1));
+    _mm256_storeu_pd(acc + j, _mm256_add_pd(_mm256_loadu_pd(acc + j), lo));
+    _mm256_storeu_pd(acc + j + 4, _mm256_add_pd(_mm256_loadu_pd(acc + j + 4), hi));
+  }
+  for (; j < n; ++j) acc[j] += static_cast<double>(row[j]);
+}
 
 void apply_f32(int f, float* out, const float* in, int64_t n) { dispatch<F32>(f, out, in, n); }
 void apply_f64(int f, double* out, const double* in, int64_t n) { dispatch<F64>(f, out, in, n); }

@@ -64,4 +64,13 @@ bool apply(UnaryFn f, double* out, const double* in, int64_t n);
 // Whether apply() has a vector path here (for tests and benchmarks).
 bool available();
 
+// Reduction kernels (Note [Vector math] for the dispatch; Reduce.cpp for
+// their use). Both are exact whatever the vector width, so a CPU without
+// AVX2 (false returned: the caller's generic loop runs) gets the same bits:
+// extremum_run: the max (kMax) or min of x[0..n), NaN if any element is NaN.
+bool extremum_run(const float* x, int64_t n, bool max, float* result);
+bool extremum_run(const double* x, int64_t n, bool max, double* result);
+// add_row: acc[j] += double(row[j]) for j < n (a column sum's row step).
+bool add_row(double* acc, const float* row, int64_t n);
+
 }  // namespace sdk::ops::vec
