@@ -13,6 +13,7 @@
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/Parallel.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
 namespace {
@@ -117,10 +118,10 @@ double as_double(T v) {
 // element's NaN-ness in the combine.
 constexpr int kLanes = 16;
 
+// Continues the lane sum from element i with the lanes in acc (a vector
+// kernel may have done the whole blocks before i).
 template <typename T, typename F>
-double lane_sum(const T* x, int64_t n, F f) {
-  double acc[kLanes] = {};
-  int64_t i = 0;
+double lane_sum_from(double* acc, const T* x, int64_t i, int64_t n, F f) {
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) acc[j] += f(as_double(x[i + j]));
   }
@@ -129,6 +130,25 @@ double lane_sum(const T* x, int64_t n, F f) {
     for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
   }
   return acc[0];
+}
+
+template <typename T, typename F>
+double lane_sum(const T* x, int64_t n, F f) {
+  double acc[kLanes] = {};
+  return lane_sum_from(acc, x, 0, n, f);
+}
+
+// The 2-norm's sum of squares; float runs take the AVX2 kernel for their
+// whole 16-element blocks (same lanes, same operations: the same bits).
+template <typename T>
+double sum_squares(const T* x, int64_t n) {
+  auto square = [](double v) { return v * v; };
+  if constexpr (std::is_same_v<T, float>) {
+    double acc[kLanes] = {};
+    const int64_t body = n / kLanes * kLanes;
+    if (vec::sum_squares_lanes(x, body, acc)) return lane_sum_from(acc, x, body, n, square);
+  }
+  return lane_sum(x, n, square);
 }
 
 template <typename T, bool kMax>
@@ -159,7 +179,7 @@ template <typename T>
 double norm_partial(const T* x, int64_t n, NormKind k, double ord) {
   switch (k) {
     case NormKind::Two:
-      return lane_sum(x, n, [](double v) { return v * v; });
+      return sum_squares(x, n);
     case NormKind::One:
       return lane_sum(x, n, [](double v) { return std::fabs(v); });
     case NormKind::Zero:

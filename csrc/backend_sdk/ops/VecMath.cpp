@@ -13,6 +13,7 @@ void apply_f64(int f, double* out, const double* in, int64_t n);
 float extremum_f32(const float* x, int64_t n, bool max);
 double extremum_f64(const double* x, int64_t n, bool max);
 void add_row_f32(double* acc, const float* row, int64_t n);
+void sum_squares_lanes_f32(const float* x, int64_t n, double* acc16);
 }  // namespace avx2
 
 namespace {
@@ -55,8 +56,14 @@ bool add_row(double* acc, const float* row, int64_t n) {
   avx2::add_row_f32(acc, row, n);
   return true;
 }
+bool sum_squares_lanes(const float* x, int64_t n, double* acc16) {
+  if (!available()) return false;
+  avx2::sum_squares_lanes_f32(x, n, acc16);
+  return true;
+}
 #else
 bool available() { return false; }
+bool sum_squares_lanes(const float*, int64_t, double*) { return false; }
 bool extremum_run(const float*, int64_t, bool, float*) { return false; }
 bool extremum_run(const double*, int64_t, bool, double*) { return false; }
 bool add_row(double*, const float*, int64_t) { return false; }

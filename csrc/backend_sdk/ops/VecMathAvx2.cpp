@@ -1,6 +1,8 @@
 // The AVX2 vector math kernels over glibc's libmvec. See Note [Vector math]
-// (ops/detail/VecMath.h): this file is compiled with -mavx2 -mfma and must
-// define nothing with external or inline linkage except its two entry points
+// (ops/detail/VecMath.h): this file is compiled with -mavx2 -mfma
+// -ffp-contract=off (the reduction kernels must round like the generic loops
+// they stand in for, so no multiply-add is fused behind their back) and must
+// define nothing with external or inline linkage except its entry points
 // (everything else is in an anonymous namespace), and include no header with
 // inline functions the rest of the library also instantiates.
 #if defined(SDK_HAVE_LIBMVEC)
@@ -233,6 +235,24 @@ void add_row_f32(double* acc, const float* row, int64_t n) {
     _mm256_storeu_pd(acc + j + 4, _mm256_add_pd(_mm256_loadu_pd(acc + j + 4), hi));
   }
   for (; j < n; ++j) acc[j] += static_cast<double>(row[j]);
+}
+
+void sum_squares_lanes_f32(const float* x, int64_t n, double* acc16) {
+  // Lane j of Note [Norm accumulation] is element j of accumulator j / 4.
+  __m256d a0 = _mm256_loadu_pd(acc16), a1 = _mm256_loadu_pd(acc16 + 4);
+  __m256d a2 = _mm256_loadu_pd(acc16 + 8), a3 = _mm256_loadu_pd(acc16 + 12);
+  for (int64_t i = 0; i + 16 <= n; i += 16) {
+    const __m256d v0 = _mm256_cvtps_pd(_mm_loadu_ps(x + i)), v1 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    const __m256d v2 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)), v3 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12));
+    a0 = _mm256_add_pd(a0, _mm256_mul_pd(v0, v0));  // multiply, then add: no FMA (-ffp-contract=off)
+    a1 = _mm256_add_pd(a1, _mm256_mul_pd(v1, v1));
+    a2 = _mm256_add_pd(a2, _mm256_mul_pd(v2, v2));
+    a3 = _mm256_add_pd(a3, _mm256_mul_pd(v3, v3));
+  }
+  _mm256_storeu_pd(acc16, a0);
+  _mm256_storeu_pd(acc16 + 4, a1);
+  _mm256_storeu_pd(acc16 + 8, a2);
+  _mm256_storeu_pd(acc16 + 12, a3);
 }
 
 void apply_f32(int f, float* out, const float* in, int64_t n) { dispatch<F32>(f, out, in, n); }

@@ -72,5 +72,8 @@ bool extremum_run(const float* x, int64_t n, bool max, float* result);
 bool extremum_run(const double* x, int64_t n, bool max, double* result);
 // add_row: acc[j] += double(row[j]) for j < n (a column sum's row step).
 bool add_row(double* acc, const float* row, int64_t n);
+// sum_squares_lanes: acc[j] += double(x[i + j])^2 for each 16-element block i
+// (n a multiple of 16): Note [Norm accumulation]'s lanes, bit for bit.
+bool sum_squares_lanes(const float* x, int64_t n, double* acc16);
 
 }  // namespace sdk::ops::vec
