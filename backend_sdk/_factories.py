@@ -49,12 +49,16 @@ def dtype_from_numpy(dtype: np.dtype) -> Any:
 
 
 def _sizes(size: tuple, what: str) -> list[int]:
+    """The sizes of f(2, 3) / f((2, 3)) / f([2, 3]) as a list of ints (the one-int case first: zeros(3))."""
+    if len(size) == 1 and type(size[0]) is int:
+        return [size[0]]
     return _int_list(size, what)
 
 
-# Resolved once: factories are called constantly.
+# Resolved once: factories are called constantly (Note [Python hot paths], _tensor.py).
 _empty_op = ops.aten.empty.memory_format
 _empty_strided_op = ops.aten.empty_strided.default
+_fill_op = ops.aten.fill_.Scalar
 
 
 def _maybe_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
@@ -81,25 +85,34 @@ def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = No
 
 def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros."""
-    return _maybe_requires_grad(empty(_sizes(size, "zeros"), dtype=dtype, device=device).fill_(0), requires_grad)
+    t = _fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0)
+    return t.requires_grad_() if requires_grad else t
 
 
 def ones(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    return _maybe_requires_grad(empty(_sizes(size, "ones"), dtype=dtype, device=device).fill_(1), requires_grad)
+    t = _fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1)
+    return t.requires_grad_() if requires_grad else t
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """An uninitialised tensor with t's shape (and dtype/device unless given)."""
-    return empty(list(t.shape), dtype=dtype or t.dtype, device=device if device is not None else t.device)
+    return _empty_as(t, dtype, device)
+
+
+def _empty_as(t: Tensor, dtype: Any, device: DeviceLike) -> Tensor:
+    """empty_like without the Python call layers (zeros_like/ones_like are hot)."""
+    return _empty_op(list(t.shape), dtype=dtype or t.dtype, device=device if device is not None else t.device)
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(0)
+    """A tensor of zeros with t's shape (and dtype/device unless given)."""
+    return _fill_op(_empty_as(t, dtype, device), 0)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(1)
+    """A tensor of ones with t's shape (and dtype/device unless given)."""
+    return _fill_op(_empty_as(t, dtype, device), 1)
 
 
 def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:

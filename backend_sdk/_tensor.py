@@ -20,9 +20,12 @@ __all__ = ["Tensor"]
 
 def _int_list(args: tuple, what: str) -> list[int]:
     """Accepts f(2, 3) and f((2, 3)) / f([2, 3]) as PyTorch does."""
-    if len(args) == 1 and isinstance(args[0], (list, tuple, Size)):
+    if len(args) == 1 and type(args[0]) is not int and isinstance(args[0], (list, tuple, Size)):
         args = tuple(args[0])
-    if all(type(a) is int for a in args):  # the common case, without per-item checks
+    for a in args:  # the common case (all ints) without per-item checks; a loop is cheaper than all()
+        if type(a) is not int:
+            break
+    else:
         return list(args)
     out = []
     for a in args:
@@ -54,6 +57,18 @@ def _wrap_dim(dim: int, ndim: int, what: str) -> int:
     if not -n <= dim < n:
         raise IndexError(f"{what}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+# Note [Python hot paths]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# x[0], x[1:3], transpose, item() and the small factories are called in tight Python loops, where
+# each attribute lookup and Python call layer shows (issue 18 measured x[0] at 3x torch's time).
+# Their overloads are resolved once here (an ops.aten.<name>.<overload> chain and a packet's
+# overload selection cost more than the call they lead to), int and slice indices skip
+# _apply_slicing's general walk, and dims already in range skip _wrap_dim. The views and errors
+# are the general path's (tests/test_hot_paths.py compares them).
+_as_strided = ops.aten.as_strided.default
+_local_scalar_dense = ops.aten._local_scalar_dense.default
 
 
 class UntypedStorage:
@@ -167,7 +182,7 @@ class Tensor(_C.TensorBase):
 
     def item(self) -> bool | int | float:
         """The value of a one-element tensor as a Python number."""
-        return ops.aten._local_scalar_dense.default(self)
+        return _local_scalar_dense(self)
 
     def tolist(self) -> Any:
         """The elements as (nested) Python lists of numbers."""
@@ -267,7 +282,8 @@ class Tensor(_C.TensorBase):
 
     # ---- views (shared storage) -----------------------------------------------
     def _restride(self, sizes: Sequence[int], strides: Sequence[int], offset: int) -> "Tensor":
-        return ops.aten.as_strided.default(self, list(sizes), list(strides), offset)
+        return _as_strided(self, sizes if type(sizes) is list else list(sizes),
+                           strides if type(strides) is list else list(strides), offset)
 
     def reshape(self, *shape: Any) -> "Tensor":
         """A view with the new shape when the strides allow it, else a copy."""
@@ -281,14 +297,14 @@ class Tensor(_C.TensorBase):
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with dimensions dim0 and dim1 swapped."""
-        d0 = _wrap_dim(dim0, self.dim(), "transpose")
-        d1 = _wrap_dim(dim1, self.dim(), "transpose")
+        n = self.dim()
+        d0 = dim0 if type(dim0) is int and 0 <= dim0 < n else _wrap_dim(dim0, n, "transpose")
+        d1 = dim1 if type(dim1) is int and 0 <= dim1 < n else _wrap_dim(dim1, n, "transpose")
         sizes, strides = list(self.shape), list(self.stride())
-        if self.dim() == 0:
-            return self._restride(sizes, strides, self.storage_offset())
-        sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-        strides[d0], strides[d1] = strides[d1], strides[d0]
-        return self._restride(sizes, strides, self.storage_offset())
+        if n:
+            sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+            strides[d0], strides[d1] = strides[d1], strides[d0]
+        return _as_strided(self, sizes, strides, self.storage_offset())
 
     @property
     def T(self) -> "Tensor":
@@ -310,29 +326,32 @@ class Tensor(_C.TensorBase):
 
     def select(self, dim: int, index: int) -> "Tensor":
         """The slice at `index` along `dim`, with that dimension removed."""
-        if self.dim() == 0:
+        n = self.dim()
+        if n == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        d = _wrap_dim(dim, self.dim(), "select")
-        size = self.shape[d]
+        d = dim if type(dim) is int and 0 <= dim < n else _wrap_dim(dim, n, "select")
+        sizes, strides = list(self.shape), list(self.stride())
+        size = sizes[d]
         if not -size <= index < size:
             raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-        index = index + size if index < 0 else index
-        sizes, strides = list(self.shape), list(self.stride())
+        if index < 0:
+            index += size
         offset = self.storage_offset() + index * strides[d]
         del sizes[d], strides[d]
-        return self._restride(sizes, strides, offset)
+        return _as_strided(self, sizes, strides, offset)
 
     def _slice(self, dim: int, start: int | None, stop: int | None, step: int) -> "Tensor":
         if step <= 0:
             raise ValueError("step must be greater than zero")
-        d = _wrap_dim(dim, self.dim(), "slice")
-        begin, end, step = slice(start, stop, step).indices(self.shape[d])
-        length = max(0, (end - begin + step - 1) // step)
+        n = self.dim()
+        d = dim if type(dim) is int and 0 <= dim < n else _wrap_dim(dim, n, "slice")
         sizes, strides = list(self.shape), list(self.stride())
+        begin, end, step = slice(start, stop, step).indices(sizes[d])
+        length = max(0, (end - begin + step - 1) // step)
         offset = self.storage_offset() + (begin * strides[d] if length else 0)
         sizes[d] = length
-        strides[d] = strides[d] * step
-        return self._restride(sizes, strides, offset)
+        strides[d] *= step
+        return _as_strided(self, sizes, strides, offset)
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
         """A view of `length` elements of `dim` starting at `start`."""
@@ -403,6 +422,15 @@ class Tensor(_C.TensorBase):
     def __getitem__(self, index: Any) -> "Tensor":
         """PyTorch's indexing: ints, slices, None and Ellipsis give views; integer/bool tensors,
         lists and numpy arrays index through ``aten::index`` (a copy)."""
+        # Note [Python hot paths]: x[i] and x[a:b:c] on a tensor with dims are the most common indices;
+        # they skip _apply_slicing's general walk (same views, same errors: select's and _slice's).
+        kind = type(index)
+        if kind is int and self.dim():
+            return self.select(0, index)
+        if kind is slice and self.dim():
+            start, stop, step = index.start, index.stop, index.step
+            return self._slice(0, None if start is None else int(start), None if stop is None else int(stop),
+                               1 if step is None else int(step))
         result, indices = _apply_slicing(self, index)
         if indices:
             return ops.aten.index.Tensor(result, indices)

@@ -10,9 +10,12 @@ nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -31,11 +34,65 @@ def import_seconds(module: str, runs: int) -> float:
     return statistics.median(run(f"import {module}") for _ in range(runs))
 
 
+def launch_cost(stmt, number: int, rounds: int = 5) -> tuple[float, float, int]:
+    """Best-of-rounds wall us/call, the calling thread's CPU us/call (time.thread_time) in that round,
+    and its involuntary context switches per `number` calls (getrusage RUSAGE_THREAD)."""
+    best = (float("inf"), 0.0, 0)
+    for _ in range(rounds):
+        ru0, c0, w0 = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time(), time.perf_counter()
+        for _ in range(number):
+            stmt()
+        w1, c1, ru1 = time.perf_counter(), time.thread_time(), resource.getrusage(resource.RUSAGE_THREAD)
+        wall = (w1 - w0) / number * 1e6
+        if wall < best[0]:
+            best = (wall, (c1 - c0) / number * 1e6, ru1.ru_nivcsw - ru0.ru_nivcsw)
+    return best
+
+
+def launch_table(number: int) -> None:
+    """The issue-18 row: accel a + b launch vs torch CPU a + b, wall and thread CPU time, with the
+    1-minute load beside it (run with --busy N to add N spinning processes)."""
+    import accel
+    import backend_sdk as sdk
+
+    a, b = sdk.ones(1, device="accel"), sdk.ones(1, device="accel")
+    rows = [("accel  a + b (launch only)", lambda: a + b)]
+    try:
+        import torch
+
+        ta, tb = torch.ones(1), torch.ones(1)
+        rows.append(("torch  a + b (CPU)", lambda: ta + tb))
+    except ImportError:
+        pass
+    print(f"1-min load {os.getloadavg()[0]:.2f}; cpus {os.cpu_count()}; {number} calls per round")
+    print(f"{'row':<30}{'wall us':>9}{'cpu us':>9}{'invol. cs':>11}")
+    results = []
+    for name, stmt in rows:
+        r = launch_cost(stmt, number)
+        accel.synchronize()
+        results.append(r)
+        print(f"{name:<30}{r[0]:>9.3f}{r[1]:>9.3f}{r[2]:>11d}")
+    if len(results) == 2:
+        print(f"accel / torch: wall {results[0][0] / results[1][0]:.2f}, cpu {results[0][1] / results[1][1]:.2f} "
+              "(target <= 1.0)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--launch-only", action="store_true", help="only the launch table (issue 18)")
+    parser.add_argument("--busy", type=int, default=0, help="spinning processes to run beside the launch table")
     args = parser.parse_args()
     number = 2_000 if args.quick else 20_000
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        launch_table(number)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    if args.launch_only:
+        return
 
     import accel
     import backend_sdk as sdk

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -277,24 +278,42 @@ SimStream* SimDevice::pick_locked() {
 // (kSpinNs) before it sleeps; while it spins, enqueue does not notify. The
 // other workers sleep at once, so an idle simulator burns at most one core per
 // device for kSpinNs after its last op.
+// Spinning pays only with a spare core: on a machine with none (a loaded one,
+// or one core), the spinner takes the core from the launching thread, which
+// then waits out scheduler slices (issue 18 counted 700-4,300 involuntary
+// context switches of the caller per 20,000 launches, against torch's 12).
+// The spinner sees that as its own involuntary context switches
+// (getrusage(RUSAGE_THREAD), one call per spin episode): when it was
+// preempted during a spin, spinning stops for kSpinBackoffNs (workers sleep
+// at once and enqueue notifies), then is tried again, so the simulator
+// adapts as the load comes and goes.
 constexpr int64_t kSpinNs = 30'000;
+constexpr int64_t kSpinBackoffNs = 50'000'000;
+
+int64_t thread_involuntary_switches() {
+  struct rusage ru;
+  return getrusage(RUSAGE_THREAD, &ru) == 0 ? static_cast<int64_t>(ru.ru_nivcsw) : 0;
+}
 
 void SimDevice::worker_loop(bool spins) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     SimStream* s = pick_locked();
-    if (s == nullptr && spins && spinning_ == 0) {
+    if (s == nullptr && spins && spinning_ == 0 && (spin_backoff_until_ == 0 || now_ns() >= spin_backoff_until_)) {
       const uint64_t seen = enqueued_total_.load(std::memory_order_acquire);
       ++spinning_;
       lock.unlock();
+      const int64_t preempted_before = thread_involuntary_switches();
       const int64_t deadline = now_ns() + kSpinNs;
       while (enqueued_total_.load(std::memory_order_acquire) == seen && now_ns() < deadline) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
       }
+      const bool preempted = thread_involuntary_switches() != preempted_before;
       lock.lock();
       --spinning_;
+      spin_backoff_until_ = preempted ? now_ns() + kSpinBackoffNs : 0;
       if (enqueued_total_.load(std::memory_order_acquire) != seen) continue;
     }
     if (s == nullptr) {

@@ -180,6 +180,7 @@ class SimDevice {
   uint32_t next_serial_ = 1;
   int sleeping_ = 0;
   int spinning_ = 0;                        // see Note [Worker spin]
+  int64_t spin_backoff_until_ = 0;          // under mutex_: no spinning before this time (Note [Worker spin])
   std::atomic<uint64_t> enqueued_total_{0};  // every op ever queued, for the spinning worker
   std::vector<std::thread> workers_;
 

@@ -13,6 +13,7 @@
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/Parallel.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
 namespace {
@@ -106,28 +107,89 @@ double as_double(T v) {
   }
 }
 
+// Note [Norm accumulation]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A row is summed in double into kLanes independent accumulators (element i
+// into lane i % kLanes, lanes added pairwise at the end), so the compiler
+// vectorises the loop without reassociating anything itself: the order is
+// fixed by the code, the result does not depend on the ISA or the thread
+// count, and it is at least as accurate as one serial double. The max/min
+// norms keep a NaN flag beside the running extremum instead of testing each
+// element's NaN-ness in the combine.
+constexpr int kLanes = 16;
+
+// Continues the lane sum from element i with the lanes in acc (a vector
+// kernel may have done the whole blocks before i).
+template <typename T, typename F>
+double lane_sum_from(double* acc, const T* x, int64_t i, int64_t n, F f) {
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) acc[j] += f(as_double(x[i + j]));
+  }
+  for (int j = 0; i < n; ++i, ++j) acc[j] += f(as_double(x[i]));
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  }
+  return acc[0];
+}
+
+template <typename T, typename F>
+double lane_sum(const T* x, int64_t n, F f) {
+  double acc[kLanes] = {};
+  return lane_sum_from(acc, x, 0, n, f);
+}
+
+// The 2-norm's sum of squares; float runs take the AVX2 kernel for their
+// whole 16-element blocks (same lanes, same operations: the same bits).
+template <typename T>
+double sum_squares(const T* x, int64_t n) {
+  auto square = [](double v) { return v * v; };
+  if constexpr (std::is_same_v<T, float>) {
+    double acc[kLanes] = {};
+    const int64_t body = n / kLanes * kLanes;
+    if (vec::sum_squares_lanes(x, body, acc)) return lane_sum_from(acc, x, body, n, square);
+  }
+  return lane_sum(x, n, square);
+}
+
+template <typename T, bool kMax>
+double lane_extremum(const T* x, int64_t n) {
+  double best[kLanes];
+  bool nan[kLanes] = {};
+  for (double& b : best) b = kMax ? 0.0 : std::numeric_limits<double>::infinity();
+  int64_t i = 0;
+  auto step = [&](int j, double v) {
+    v = std::fabs(v);
+    nan[j] |= v != v;
+    best[j] = kMax ? (v > best[j] ? v : best[j]) : (v < best[j] ? v : best[j]);
+  };
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) step(j, as_double(x[i + j]));
+  }
+  for (int j = 0; i < n; ++i, ++j) step(j, as_double(x[i]));
+  double acc = best[0];
+  bool any_nan = false;
+  for (int j = 0; j < kLanes; ++j) {
+    acc = kMax ? std::max(acc, best[j]) : std::min(acc, best[j]);
+    any_nan |= nan[j];
+  }
+  return any_nan ? std::nan("") : acc;
+}
+
 template <typename T>
 double norm_partial(const T* x, int64_t n, NormKind k, double ord) {
-  double acc = norm_init(k);
   switch (k) {
     case NormKind::Two:
-      for (int64_t i = 0; i < n; ++i) {
-        double v = as_double(x[i]);
-        acc += v * v;
-      }
-      return acc;
+      return sum_squares(x, n);
     case NormKind::One:
-      for (int64_t i = 0; i < n; ++i) acc += std::fabs(as_double(x[i]));
-      return acc;
+      return lane_sum(x, n, [](double v) { return std::fabs(v); });
     case NormKind::Zero:
-      for (int64_t i = 0; i < n; ++i) acc += as_double(x[i]) != 0.0 ? 1.0 : 0.0;  // NaN counts as non-zero
-      return acc;
+      return lane_sum(x, n, [](double v) { return v != 0.0 ? 1.0 : 0.0; });  // NaN counts as non-zero
     case NormKind::P:
-      for (int64_t i = 0; i < n; ++i) acc += std::pow(std::fabs(as_double(x[i])), ord);
-      return acc;
+      return lane_sum(x, n, [ord](double v) { return std::pow(std::fabs(v), ord); });
+    case NormKind::Inf:
+      return lane_extremum<T, true>(x, n);
     default:
-      for (int64_t i = 0; i < n; ++i) acc = norm_combine(k, acc, std::fabs(as_double(x[i])));
-      return acc;
+      return lane_extremum<T, false>(x, n);
   }
 }
 

@@ -25,6 +25,7 @@
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/detail/Resize.h>
 #include <backend_sdk/ops/Parallel.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
 namespace {
@@ -90,11 +91,29 @@ struct Walker {
   }
 };
 
+template <typename T, bool Max> struct ValueExtremumR;
+template <typename T> struct SumR;
+template <typename T> struct MeanR;
+
+// The reducers with an AVX2 kernel (ops/detail/VecMath.h): float and double
+// amax/amin runs, and the row step of a float column sum. Both kernels give
+// exactly the generic loop's result (an extremum is order-free; a column
+// accumulates its rows in the same order), so which one runs never shows.
+template <typename T, typename R>
+constexpr bool kVecExtremum = (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                              (std::is_same_v<R, ValueExtremumR<T, true>> || std::is_same_v<R, ValueExtremumR<T, false>>);
+template <typename T, typename R>
+constexpr bool kVecColumnSum = std::is_same_v<T, float> && (std::is_same_v<R, SumR<T>> || std::is_same_v<R, MeanR<T>>);
+
 // A contiguous run reduced in 8 independent lanes, merged at the end: no
 // loop-carried dependency on one accumulator, so the loop vectorises. Only
 // for reducers whose order does not matter (kMergeable).
 template <typename T, typename R>
 typename R::acc_t reduce_run_in_lanes(const R& r, const T* ptr, int64_t n) {
+  if constexpr (kVecExtremum<T, R>) {
+    T result;
+    if (vec::extremum_run(ptr, n, std::is_same_v<R, ValueExtremumR<T, true>>, &result)) return result;
+  }
   constexpr int kLanes = 8;
   typename R::acc_t lanes[kLanes];
   for (auto& l : lanes) l = r.init();
@@ -160,6 +179,9 @@ void run_plan(const Tensor& in, const Plan& p, typename R::out_t* out, const R& 
         Walker rw(p.red_sizes, p.red_strides);
         for (int64_t i = 0; i < p.red_numel; ++i, rw.next()) {
           const T* row = data + ko.offset + rw.offset + jb;
+          if constexpr (kVecColumnSum<T, R>) {
+            if (vec::add_row(acc.data(), row, je - jb)) continue;
+          }
           for (int64_t j = 0; j < je - jb; ++j) acc[j] = r.step(acc[j], row[j], i);
         }
         for (int64_t j = jb; j < je; ++j) out[o * n + j] = r.finish(acc[j - jb], p.red_numel);
@@ -259,8 +281,10 @@ struct ValueExtremumR {
     if constexpr (std::is_same_v<acc_t, bool>) {
       return Max ? (a || v) : (a && v);
     } else {
-      // NaN propagates: once a is NaN it stays (no comparison with NaN is true).
-      bool take = is_nan(v) || (!is_nan(a) && (Max ? v > a : v < a));
+      // NaN propagates: a NaN v is taken (v != v), and once a is NaN it stays,
+      // since no comparison with NaN is true. Written without a branch on
+      // is_nan(a) so the lane loop vectorises (compare + blend).
+      const bool take = (v != v) | (Max ? v > a : v < a);
       return take ? v : a;
     }
   }

@@ -11,6 +11,7 @@
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/detail/ElementwiseLoops.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
 namespace {
@@ -140,6 +141,41 @@ struct SqrtBulk {
   }
 };
 
+// The contiguous float and double runs of the transcendental functions go
+// through the vector math routines (Note [Vector math], ops/detail/VecMath.h);
+// the scalar functor above stays the strided path and the fallback.
+template <vec::UnaryFn kFn>
+struct VecBulk {
+  template <typename T>
+  bool operator()(T* o, const T* x, int64_t n) const {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      return vec::apply(kFn, o, x, n);
+    } else {
+      return false;
+    }
+  }
+};
+
+// The vector routine of each scalar functor (NoBulk: none).
+template <typename Fn> struct BulkOf { using type = cpu::NoBulk; };
+template <> struct BulkOf<SqrtFn> { using type = SqrtBulk; };
+#define SDK_VEC_BULK(Fn, id) \
+  template <> struct BulkOf<Fn> { using type = VecBulk<vec::UnaryFn::id>; };
+SDK_VEC_BULK(ExpFn, Exp)
+SDK_VEC_BULK(LogFn, Log)
+SDK_VEC_BULK(Log1pFn, Log1p)
+SDK_VEC_BULK(Expm1Fn, Expm1)
+SDK_VEC_BULK(SinFn, Sin)
+SDK_VEC_BULK(CosFn, Cos)
+SDK_VEC_BULK(TanFn, Tan)
+SDK_VEC_BULK(TanhFn, Tanh)
+SDK_VEC_BULK(ErfFn, Erf)
+SDK_VEC_BULK(SigmoidFn, Sigmoid)
+SDK_VEC_BULK(SiluFn, Silu)
+SDK_VEC_BULK(GeluErfFn, GeluErf)
+SDK_VEC_BULK(GeluTanhFn, GeluTanh)
+#undef SDK_VEC_BULK
+
 // ---------------------------------------------------------------------------
 // Build (shared by CPU and Meta) and the kernels of each variant
 // ---------------------------------------------------------------------------
@@ -188,11 +224,7 @@ template <typename Fn>
 void floating_loop(const TensorIterator& iter, const Info& info) {
   cpu::dispatch_floating(iter, info.kernel, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<Fn, SqrtFn>) {
-      cpu::unary_loop<T, T>(iter, Fn{}, SqrtBulk{});
-    } else {
-      cpu::unary_loop<T, T>(iter, Fn{});
-    }
+    cpu::unary_loop<T, T>(iter, Fn{}, typename BulkOf<Fn>::type{});
   });
 }
 

@@ -95,8 +95,8 @@ struct NoBulk {
   bool operator()(Out*, const In*, int64_t) const { return false; }
 };
 
-// bulk(o, x, n) may take over a native contiguous run (hand-vectorised
-// routines) by returning true.
+// bulk(o, x, n) may take over a contiguous run in the compute type (hand-vectorised
+// routines, Note [Vector math]) by returning true.
 template <typename In, typename Out, typename Op, typename Bulk = NoBulk>
 void unary_loop(const TensorIterator& iter, const Op& op, const Bulk& bulk = Bulk()) {
   const bool native = iter.dtype(0) == scalar_type_of<Out>() && iter.dtype(1) == scalar_type_of<In>();
@@ -108,6 +108,19 @@ void unary_loop(const TensorIterator& iter, const Op& op, const Bulk& bulk = Bul
       const In* x = reinterpret_cast<const In*>(data[1]);
       if (bulk(o, x, n)) return;
       for (int64_t i = 0; i < n; ++i) o[i] = op(x[i]);
+    } else if (native && !std::is_same_v<Bulk, NoBulk>) {
+      // Strided runs are gathered through the bulk routine too, so that every
+      // element gets the same result whatever the layout (Note [Vector math]).
+      In xbuf[kChunk];
+      Out obuf[kChunk];
+      for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t m = std::min(kChunk, n - i);
+        for (int64_t j = 0; j < m; ++j) xbuf[j] = *reinterpret_cast<const In*>(data[1] + (i + j) * si);
+        if (!bulk(obuf, xbuf, m)) {
+          for (int64_t j = 0; j < m; ++j) obuf[j] = op(xbuf[j]);
+        }
+        for (int64_t j = 0; j < m; ++j) *reinterpret_cast<Out*>(data[0] + (i + j) * so) = obuf[j];
+      }
     } else if (native) {
       for (int64_t i = 0; i < n; ++i) {
         *reinterpret_cast<Out*>(data[0] + i * so) = op(*reinterpret_cast<const In*>(data[1] + i * si));
@@ -120,7 +133,11 @@ void unary_loop(const TensorIterator& iter, const Op& op, const Bulk& bulk = Bul
         const int64_t m = std::min(kChunk, n - i);
         const In* x = run_as(data[1] + i * si, si, din, xbuf, m);
         Out* o = direct_out ? reinterpret_cast<Out*>(data[0] + i * so) : obuf;
-        for (int64_t j = 0; j < m; ++j) o[j] = op(x[j]);
+        // The bulk routine also serves converted runs (float16 computed in float),
+        // so a value gets the same result whichever storage dtype it came from.
+        if (!bulk(o, x, m)) {
+          for (int64_t j = 0; j < m; ++j) o[j] = op(x[j]);
+        }
         if (!direct_out) store_converted(data[0] + i * so, so, dout, obuf, m);
       }
     }
