@@ -15,6 +15,7 @@ import contextlib
 from typing import Any, Iterator, Optional, Union
 
 from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator import _graphs
 from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 
@@ -31,7 +32,8 @@ __all__ = [
     "empty_cache", "mem_get_info", "set_per_process_memory_fraction", "OutOfMemoryError",
     "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
     "get_allocator_backend", "caching_allocator_alloc", "caching_allocator_delete", "is_bf16_supported",
-    "set_sync_debug_mode", "get_sync_debug_mode", "memory",
+    "set_sync_debug_mode", "get_sync_debug_mode", "memory", "Graph", "graph", "graph_pool_handle",
+    "is_current_stream_capturing", "utilization", "memory_usage",
     "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
     "get_rng_state_all", "set_rng_state_all", "get_amp_supported_dtype",
 ]
@@ -426,6 +428,74 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
+
+
+# ---- graphs (Note [Graph capture]) ----
+
+class Graph(_graphs.Graph):
+    """A captured sequence of this backend's device work (``torch.cuda.CUDAGraph``; a
+    ``backend_sdk.accelerator.Graph``)."""
+
+
+def graph_pool_handle() -> tuple[int, int]:
+    """A memory pool id that several graph captures may share (``torch.cuda.graph_pool_handle``)."""
+    return _graphs.graph_pool_handle()
+
+
+def is_current_stream_capturing() -> bool:
+    """True if the current stream of the current device is capturing a graph."""
+    return _graphs._is_capturing(current_stream())
+
+
+class graph:
+    """``with accel.graph(g):`` captures the block's work on this backend into ``g`` (``torch.cuda.graph``):
+    synchronizes, makes ``stream`` (default: one side stream per process) current, captures, and restores the
+    stream on exit, also on an error (which drops the partial capture)."""
+
+    default_capture_stream: Optional["Stream"] = None
+
+    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]] = None,
+                 stream: Optional[_C._runtime.Stream] = None, capture_error_mode: str = "global") -> None:
+        if not isinstance(cuda_graph, _graphs.Graph):
+            raise TypeError(f"{_BACKEND}.graph: expected a {_BACKEND}.Graph, got {type(cuda_graph).__name__}")
+        if stream is None:
+            if graph.default_capture_stream is None:
+                graph.default_capture_stream = Stream()
+            stream = graph.default_capture_stream
+        _check_stream(stream, "graph")
+        self.graph = cuda_graph
+        self.pool = pool
+        self.capture_error_mode = capture_error_mode
+        self.stream_ctx = StreamContext(stream)
+
+    def __enter__(self) -> None:
+        synchronize()
+        self.stream_ctx.__enter__()
+        try:
+            self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
+        except BaseException:
+            self.stream_ctx.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.graph.__exit__(*exc)
+        finally:
+            self.stream_ctx.__exit__(*exc)
+
+
+def utilization(device: _DeviceArg = None) -> int:
+    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
+    raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
+    raise NotImplementedError(f"{_BACKEND}.utilization: the device of backend '{_BACKEND}' ({_name(device)}) "
+                              "reports no utilization (the device contract has no such query)")
+
+
+def memory_usage(device: _DeviceArg = None) -> int:
+    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
+    backend, as :func:`utilization`."""
+    raise NotImplementedError(f"{_BACKEND}.memory_usage: the device of backend '{_BACKEND}' ({_name(device)}) "
+                              "reports no memory bandwidth usage (the device contract has no such query)")
 
 
 # ---- random numbers ----

@@ -423,6 +423,7 @@ void init_runtime(py::module_& parent) {
   });
 
   init_runtime_streams(m);  // PyStreams.cpp: Stream, Event, current/default stream
+  init_runtime_graphs(m);   // PyGraphs.cpp: graph capture and replay
 
   // ---- memory ----
   py::class_<DeviceBuffer>(m, "DeviceBuffer", "Device memory from the caching allocator, freed by free() or GC.")

@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include <backend_sdk/core/Exception.h>
@@ -117,12 +118,14 @@ struct Block {
   Block* prev = nullptr;          // neighbours in the segment
   Block* next = nullptr;
   std::vector<sdk_stream_t> stream_uses;  // other streams it was used on
+  int64_t graph_pool = 0;         // Note [Graph memory pools]: allocated during a capture into this pool
+  bool parked = false;            // freed while its pool lives: held for the graph, never reused or merged
 
   Block(DeviceCache* o, sdk_stream_t s, int64_t sid, size_t sz, char* p, bool sm)
       : owner(o), stream(s), stream_id(sid), size(sz), ptr(p), small(sm) {}
   bool is_free() const { return !allocated && event_count == 0; }
   // Free and in its pool (not parked in a fast bin): may be merged or released.
-  bool mergeable() const { return is_free() && !binned; }
+  bool mergeable() const { return is_free() && !binned && !parked; }
   int slot() const { return static_cast<int>(stream_id & 0xff); }  // Stream::id() layout
 };
 
@@ -187,6 +190,7 @@ class DeviceCache {
         active_.increase(true, 1);
         active_bytes_.increase(true, b->size);
         requested_bytes_.increase(true, nbytes);
+        if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, stream.native());
         return b;
       }
     }
@@ -234,6 +238,7 @@ class DeviceCache {
     active_.increase(small, 1);
     active_bytes_.increase(small, b->size);
     requested_bytes_.increase(small, nbytes);
+    if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, native);
     return b;
   }
 
@@ -245,6 +250,15 @@ class DeviceCache {
     allocated_bytes_.decrease(b->small, b->size);
     requested_bytes_.decrease(b->small, b->requested);
     b->requested = 0;
+    if (SDK_UNLIKELY(b->graph_pool != 0)) {
+      auto it = parked_.find(b->graph_pool);
+      if (it != parked_.end()) {  // Note [Graph memory pools]: the graph's replays still write it
+        b->parked = true;
+        it->second.push_back(b);
+        return;
+      }
+      b->graph_pool = 0;  // the pool was released: an ordinary block again
+    }
     if (!b->stream_uses.empty()) {
       if (record_pending_events(b)) return;
     } else if (b->small && b->size <= kFastBinMax) {
@@ -259,6 +273,29 @@ class DeviceCache {
       return;
     }
     free_block(b);
+  }
+
+  // Note [Graph memory pools].
+  void begin_pool_capture(sdk_stream_t stream, int64_t pool) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    capturing_[stream] = pool;
+    parked_.try_emplace(pool);
+  }
+  void end_pool_capture(sdk_stream_t stream) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    capturing_.erase(stream);
+  }
+  void release_pool(int64_t pool) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    auto it = parked_.find(pool);
+    if (it == parked_.end()) return;
+    std::vector<Block*> blocks = std::move(it->second);
+    parked_.erase(it);
+    for (Block* b : blocks) {
+      b->parked = false;
+      b->graph_pool = 0;
+      free_block(b);
+    }
   }
 
   void record_stream(Block* b, Stream stream) {
@@ -539,6 +576,13 @@ class DeviceCache {
   size_t binned_count_ = 0;
   std::string last_device_oom_;
   std::vector<sdk_event_t> free_events_;
+  // Note [Graph memory pools]: capturing streams and their pools; the blocks of each live pool freed so far.
+  std::unordered_map<sdk_stream_t, int64_t> capturing_;
+  std::unordered_map<int64_t, std::vector<Block*>> parked_;
+  void tag_for_capture(Block* b, sdk_stream_t stream) {
+    auto it = capturing_.find(stream);
+    if (it != capturing_.end()) b->graph_pool = it->second;
+  }
   StatArray allocation_, segment_, active_, allocated_bytes_, reserved_bytes_, active_bytes_, requested_bytes_;
   int64_t num_alloc_retries_ = 0, num_ooms_ = 0, num_device_alloc_ = 0, num_device_free_ = 0;
 };
@@ -581,6 +625,29 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
   Block* b = cache(d.index).malloc(stream, nbytes);
   return DataPtr(b->ptr, b, &block_deleter, d);
 }
+
+// Note [Graph memory pools]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A captured graph replays its kernels on the memory they used during
+// capture, so that memory must not go to anyone else while the graph lives.
+// Between begin_graph_capture and end_graph_capture, every block allocated
+// for the capturing stream is tagged with the graph's pool id; a tagged block
+// freed while its pool lives is parked (held for the graph: not reused, not
+// merged, still counted as active and reserved) instead of returning to the
+// cache; release_graph_pool (Graph::reset / destruction) returns the parked
+// blocks to the cache, and tagged blocks still alive then become ordinary
+// blocks. Unlike PyTorch's private pools, blocks freed during the capture are
+// not reused by later allocations of the same capture: simpler, at the cost
+// of the capture's intermediate memory being held whole.
+void CachingAllocator::begin_graph_capture(Stream stream, int64_t pool) {
+  cache(stream.device().index).begin_pool_capture(stream.native(), pool);
+}
+
+void CachingAllocator::end_graph_capture(Stream stream) {
+  cache(stream.device().index).end_pool_capture(stream.native());
+}
+
+void CachingAllocator::release_graph_pool(int device, int64_t pool) { cache(device).release_pool(pool); }
 
 bool CachingAllocator::owns(const DataPtr& p) const {
   return p.deleter() == &block_deleter && static_cast<Block*>(p.ctx())->owner != nullptr &&

@@ -88,6 +88,12 @@ class SDK_API CachingAllocator final : public Allocator {
 
   DeviceType device_type() const { return type_; }
 
+  // Note [Graph memory pools] (CachingAllocator.cpp): blocks allocated for `stream` between begin and end belong
+  // to `pool` (a nonzero id) and are held for it when freed, until release_graph_pool.
+  void begin_graph_capture(Stream stream, int64_t pool);
+  void end_graph_capture(Stream stream);
+  void release_graph_pool(int device, int64_t pool);
+
  private:
   DeviceCache& cache(int device);
 

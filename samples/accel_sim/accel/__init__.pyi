@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional, Union
 from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator import _graphs
 from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
 _DeviceArg = Union[int, str, '_C.device', None]
-__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
+__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
 _initialized = False
 
 def _index(device: _DeviceArg) -> int:
@@ -248,6 +249,43 @@ record allocation history, so ``device_traces`` is empty and no ``frames`` are k
 
 def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
     """Writes :func:`_snapshot` to ``filename`` as a pickle (what PyTorch's memory visualiser reads)."""
+    ...
+
+class Graph(_graphs.Graph):
+    """A captured sequence of this backend's device work (``torch.cuda.CUDAGraph``; a
+    ``backend_sdk.accelerator.Graph``)."""
+
+def graph_pool_handle() -> tuple[int, int]:
+    """A memory pool id that several graph captures may share (``torch.cuda.graph_pool_handle``)."""
+    ...
+
+def is_current_stream_capturing() -> bool:
+    """True if the current stream of the current device is capturing a graph."""
+    ...
+
+class graph:
+    """``with accel.graph(g):`` captures the block's work on this backend into ``g`` (``torch.cuda.graph``):
+    synchronizes, makes ``stream`` (default: one side stream per process) current, captures, and restores the
+    stream on exit, also on an error (which drops the partial capture)."""
+    default_capture_stream: Optional['Stream'] = None
+
+    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]]=None, stream: Optional[_C._runtime.Stream]=None, capture_error_mode: str='global') -> None:
+        ...
+
+    def __enter__(self) -> None:
+        ...
+
+    def __exit__(self, *exc: Any) -> None:
+        ...
+
+def utilization(device: _DeviceArg=None) -> int:
+    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
+raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
+    ...
+
+def memory_usage(device: _DeviceArg=None) -> int:
+    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
+backend, as :func:`utilization`."""
     ...
 
 def _generator(device: _DeviceArg=None) -> Any:
