@@ -12,6 +12,7 @@ by ``backend_sdk.utils.write_device_module_stub``.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Iterator, Optional, Union
 
 from backend_sdk import _C, _runtime, _streams
@@ -33,7 +34,7 @@ __all__ = [
     "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
     "get_allocator_backend", "caching_allocator_alloc", "caching_allocator_delete", "is_bf16_supported",
     "set_sync_debug_mode", "get_sync_debug_mode", "memory", "Graph", "graph", "graph_pool_handle",
-    "is_current_stream_capturing", "utilization", "memory_usage",
+    "is_current_stream_capturing", "utilization", "memory_usage", "ExternalStream",
     "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
     "get_rng_state_all", "set_rng_state_all", "get_amp_supported_dtype",
 ]
@@ -182,6 +183,18 @@ class Stream(_streams.Stream):
                 raise ValueError(f"{_BACKEND}.Stream: {self.device} is not a {_BACKEND} device")
             return
         super().__init__(_name(device), priority=priority)
+
+
+class ExternalStream(Stream):
+    """A stream created outside the SDK, from its native handle (``torch.cuda.ExternalStream``):
+    ``ExternalStream(stream_ptr, device=None)``. The SDK never destroys the handle; its creator keeps it alive
+    while work may use it (Note [External streams])."""
+
+    def __init__(self, stream_ptr: int, device: _DeviceArg = None, **kwargs: Any) -> None:
+        if isinstance(stream_ptr, bool) or not isinstance(stream_ptr, int):
+            raise TypeError(f"{_BACKEND}.ExternalStream: stream_ptr must be an int, got {type(stream_ptr).__name__}")
+        s = _C._runtime._external_stream(_name(device), stream_ptr)
+        _streams.Stream.__init__(self, stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
 
 
 class Event(_streams.Event):
@@ -405,10 +418,22 @@ def get_sync_debug_mode() -> int:
     return _C._runtime._get_sync_debug_mode()
 
 
+def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
+                           max_entries: int = sys.maxsize, device: _DeviceArg = None, clear_history: bool = False,
+                           **kwargs: Any) -> None:
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
+    :func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
+    history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    if enabled not in (None, "all", "state"):
+        raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}")
+    limit = min(int(max_entries), 1 << 40)
+    _C._runtime._record_memory_history(_BACKEND, enabled == "all", limit, bool(clear_history))
+
+
 def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-    ``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
-    record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+    ``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
+    what :func:`_record_memory_history` kept (no stack ``frames``)."""
     segments = []
     for seg in _runtime.memory_snapshot(_BACKEND):
         blocks = [dict(b, frames=[]) for b in seg["blocks"]]
@@ -419,7 +444,8 @@ def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
             "stream": seg["stream"], "segment_type": seg["segment_type"], "segment_pool_id": (0, 0),
             "is_expandable": False, "frames": [], "blocks": blocks,
         })
-    return {"segments": segments, "device_traces": [[] for _ in range(device_count())]}
+    traces = [_C._runtime._memory_history(f"{_BACKEND}:{i}") for i in range(device_count())]
+    return {"segments": segments, "device_traces": traces}
 
 
 def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
@@ -569,7 +595,7 @@ class _MemoryModule:
                      "memory_stats", "memory_summary", "memory_snapshot", "reset_peak_memory_stats",
                      "reset_accumulated_memory_stats", "reset_max_memory_allocated", "empty_cache", "mem_get_info",
                      "set_per_process_memory_fraction", "caching_allocator_alloc", "caching_allocator_delete",
-                     "get_allocator_backend", "_snapshot", "_dump_snapshot"):
+                     "get_allocator_backend", "_snapshot", "_dump_snapshot", "_record_memory_history"):
             setattr(self, name, namespace[name])
 
 

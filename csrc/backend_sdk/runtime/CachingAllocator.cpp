@@ -191,6 +191,7 @@ class DeviceCache {
         active_bytes_.increase(true, b->size);
         requested_bytes_.increase(true, nbytes);
         if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, stream.native());
+        note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
         return b;
       }
     }
@@ -239,12 +240,14 @@ class DeviceCache {
     active_bytes_.increase(small, b->size);
     requested_bytes_.increase(small, nbytes);
     if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, native);
+    note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
     return b;
   }
 
   // The deleter's half: never throws (it runs in destructors).
   void free(Block* b) noexcept {
     std::lock_guard<AllocatorLock> lock(mutex_);
+    note(SDK_HISTORY_FREE_COMPLETED, b->ptr, b->requested, b->stream_id);
     b->allocated = false;
     allocation_.decrease(b->small, 1);
     allocated_bytes_.decrease(b->small, b->size);
@@ -273,6 +276,19 @@ class DeviceCache {
       return;
     }
     free_block(b);
+  }
+
+  // Note [Allocation history].
+  void record_history(bool enabled, size_t max_entries, bool clear) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    recording_ = enabled;
+    max_history_ = max_entries == 0 ? 1 : max_entries;
+    if (clear) history_.clear();
+    while (history_.size() > max_history_) history_.pop_front();
+  }
+  std::vector<AllocationTraceEntry> history() {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    return std::vector<AllocationTraceEntry>(history_.begin(), history_.end());
   }
 
   // Note [Graph memory pools].
@@ -415,6 +431,7 @@ class DeviceCache {
     SDK_CHECK(p != nullptr, "malloc of ", size, " bytes on ", device_str(), " returned NULL with success");
     num_device_alloc_++;
     auto* b = new Block(this, stream, stream_id, size, static_cast<char*>(p), small);
+    note(SDK_HISTORY_SEGMENT_ALLOC, b->ptr, size, stream_id);
     segments_.insert(b);
     segment_.increase(small, 1);
     reserved_bytes_.increase(small, size);
@@ -447,11 +464,12 @@ class DeviceCache {
     if (binned_count_ > 0) flush_bins();
     for (auto it = segments_.begin(); it != segments_.end();) {
       Block* b = *it;
-      if (b->next != nullptr || !b->is_free()) {
+      if (b->next != nullptr || !b->is_free() || b->parked) {  // parked: Note [Graph memory pools]
         ++it;
         continue;
       }
       (b->small ? small_ : large_).erase(b);
+      note(SDK_HISTORY_SEGMENT_FREE, b->ptr, b->size, b->stream_id);
       sdk_status s = api_.free(device_, b->ptr);
       if (s != SDK_SUCCESS) {
         std::fprintf(stderr, "backend_sdk: freeing a cached segment of %s failed: %s\n", device_str().c_str(),
@@ -576,6 +594,17 @@ class DeviceCache {
   size_t binned_count_ = 0;
   std::string last_device_oom_;
   std::vector<sdk_event_t> free_events_;
+  // Note [Allocation history] (under mutex_).
+  bool recording_ = false;
+  size_t max_history_ = 0;
+  std::deque<AllocationTraceEntry> history_;
+  void note(int action, const char* ptr, size_t size, int64_t stream_id) {
+    if (SDK_LIKELY(!recording_)) return;
+    if (history_.size() >= max_history_) history_.pop_front();
+    history_.push_back({action, reinterpret_cast<uintptr_t>(ptr), size, stream_id,
+                        std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count()});
+  }
   // Note [Graph memory pools]: capturing streams and their pools; the blocks of each live pool freed so far.
   std::unordered_map<sdk_stream_t, int64_t> capturing_;
   std::unordered_map<int64_t, std::vector<Block*>> parked_;
@@ -625,6 +654,20 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
   Block* b = cache(d.index).malloc(stream, nbytes);
   return DataPtr(b->ptr, b, &block_deleter, d);
 }
+
+// Note [Allocation history]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// record_history(true, n) makes each device's cache keep its last n events
+// (alloc, free_completed, segment_alloc, segment_free, with address, size,
+// stream and wall-clock microseconds), the device_traces of PyTorch's memory
+// snapshot (torch.cuda.memory._record_memory_history). Recording costs one
+// branch per allocation while off; entries are appended under the cache's
+// lock. No stack frames are recorded (the allocator runs without the GIL).
+void CachingAllocator::record_history(bool enabled, size_t max_entries, bool clear) {
+  for (int i = 0; i < device_count(type_); ++i) cache(i).record_history(enabled, max_entries, clear);
+}
+
+std::vector<AllocationTraceEntry> CachingAllocator::history(int device) { return cache(device).history(); }
 
 // Note [Graph memory pools]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -14,6 +14,7 @@ by ``backend_sdk.utils.write_device_module_stub``.
 """
 from __future__ import annotations
 import contextlib
+import sys
 from typing import Any, Iterator, Optional, Union
 from backend_sdk import _C, _runtime, _streams
 from backend_sdk.accelerator import _graphs
@@ -21,7 +22,7 @@ from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_str
 from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
 _DeviceArg = Union[int, str, '_C.device', None]
-__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
+__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'ExternalStream', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
 _initialized = False
 
 def _index(device: _DeviceArg) -> int:
@@ -100,6 +101,14 @@ class Stream(_streams.Stream):
     """
 
     def __init__(self, device: _DeviceArg=None, priority: int=0, **kwargs: Any) -> None:
+        ...
+
+class ExternalStream(Stream):
+    """A stream created outside the SDK, from its native handle (``torch.cuda.ExternalStream``):
+    ``ExternalStream(stream_ptr, device=None)``. The SDK never destroys the handle; its creator keeps it alive
+    while work may use it (Note [External streams])."""
+
+    def __init__(self, stream_ptr: int, device: _DeviceArg=None, **kwargs: Any) -> None:
         ...
 
 class Event(_streams.Event):
@@ -241,10 +250,16 @@ def get_sync_debug_mode() -> int:
     """The mode set by :func:`set_sync_debug_mode` (0 default, 1 warn, 2 error)."""
     ...
 
+def _record_memory_history(enabled: Optional[str]='all', context: Optional[str]='all', stacks: str='all', max_entries: int=sys.maxsize, device: _DeviceArg=None, clear_history: bool=False, **kwargs: Any) -> None:
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
+:func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
+history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    ...
+
 def _snapshot(device: _DeviceArg=None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
-record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
+what :func:`_record_memory_history` kept (no stack ``frames``)."""
     ...
 
 def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
