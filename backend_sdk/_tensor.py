@@ -57,6 +57,13 @@ def _wrap_dim(dim: int, ndim: int, what: str) -> int:
     return dim + n if dim < 0 else dim
 
 
+#: Tensor.type()'s legacy names, by dtype name.
+_LEGACY_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+}
+
+
 class _ArrayHolder:
     """Keeps a tensor alive while numpy uses its memory through __array_interface__."""
 
@@ -201,6 +208,20 @@ class Tensor(_C.TensorBase):
         if stream.device.type != self.device.type:
             raise RuntimeError(f"record_stream: {stream} is not a stream of the tensor's device {self.device}")
         _C._runtime.record_stream(self, stream)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """With no argument, the legacy type name (``"backend_sdk.FloatTensor"``, ``"backend_sdk.accel.FloatTensor"``
+        on a renamed backend); with a dtype or such a name, this tensor converted to that dtype."""
+        if dtype is None:
+            prefix = "backend_sdk." if self.is_cpu else f"backend_sdk.{self.device.type}."
+            return prefix + _LEGACY_TYPE_NAMES.get(str(self.dtype).rsplit(".", 1)[-1], "Undefined") + "Tensor"
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            wanted = next((k for k, v in _LEGACY_TYPE_NAMES.items() if v + "Tensor" == name), None)
+            if wanted is None or not dtype.startswith("backend_sdk."):
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = getattr(_C, wanted)
+        return self.to(dtype, non_blocking=non_blocking)
 
     @property
     def layout(self) -> _formats.layout:

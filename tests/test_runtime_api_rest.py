@@ -97,3 +97,13 @@ def test_utilization_and_memory_usage_name_the_backend():
     for f in (accel.utilization, accel.memory_usage):
         with pytest.raises(NotImplementedError, match="backend 'accel'"):
             f()
+
+
+def test_tensor_type_names_and_conversions():
+    assert sdk.ones(2).type() == "backend_sdk.FloatTensor"
+    assert sdk.ones(2, dtype=sdk.int64, device="accel").type() == "backend_sdk.accel.LongTensor"
+    assert sdk.ones(2, dtype=sdk.uint8).type() == "backend_sdk.ByteTensor"
+    assert sdk.ones(2).type(sdk.float64).dtype == sdk.float64
+    assert sdk.ones(2).type("backend_sdk.IntTensor").dtype == sdk.int32
+    with pytest.raises(ValueError, match="invalid type: 'foo'"):
+        sdk.ones(2).type("foo")
