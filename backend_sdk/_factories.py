@@ -346,10 +346,12 @@ def _infer_numpy(data: Any) -> np.ndarray:
     return array
 
 
-def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of data (numbers, nested lists, numpy arrays or tensors)."""
+def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of data (numbers, nested lists, numpy arrays or tensors); ``pin_memory=True``
+    puts it in pinned host memory (Note [Factory keyword arguments])."""
     if requires_grad:
-        return tensor(data, dtype=dtype, device=device).requires_grad_()
+        return tensor(data, dtype=dtype, device=device, pin_memory=pin_memory).requires_grad_()
     if isinstance(data, Tensor):
         source = data.detach()
     else:
@@ -359,7 +361,7 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
         # A copy: a read-only source is fine (no warning, as PyTorch's tensor()).
         source = _tensor_from_numpy(array if array.flags.c_contiguous else array.copy(order="C"))
     out = empty_strided(list(source.shape), _contiguous_strides(source.shape), dtype=dtype or source.dtype,
-                        device=device if device is not None else "cpu")
+                        device=device if device is not None else "cpu", pin_memory=pin_memory)
     if out.is_meta:
         return out
     return out.copy_(source)
@@ -386,9 +388,17 @@ def _check_arange_length(start: int | float, end: int | float, step: int | float
         raise RuntimeError(f"arange(): invalid size, possible overflow? (start={start}, end={end}, step={step})")
 
 
-def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
-           device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
-    """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise."""
+def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, out: Any = None,
+           dtype: Any = None, layout: Any = None, device: DeviceLike = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise
+    (keywords as PyTorch's, Note [Factory keyword arguments])."""
+    _check_layout(layout, "arange")
+    if out is not None:
+        values = arange(start, end, step, dtype=dtype if dtype is not None else out.dtype, device=out.device)
+        return _into_out(out, list(values.shape), dtype, "arange").copy_(values)
+    if pin_memory:
+        return arange(start, end, step, dtype=dtype, device=device).pin_memory().requires_grad_(requires_grad)
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):

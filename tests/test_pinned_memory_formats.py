@@ -82,6 +82,8 @@ def test_factories_accept_pytorch_keywords():
     assert sdk.full((3,), 7.0, out=out) is out and out.tolist() == [7.0] * 3
     r = sdk.empty(0)
     assert sdk.rand(5, out=r) is r and r.shape == (5,)
+    a = sdk.empty(0, dtype=sdk.int64)
+    assert sdk.arange(2, 5, out=a) is a and a.tolist() == [2, 3, 4]
     with pytest.raises(RuntimeError, match="only the strided layout"):
         sdk.empty(2, layout=object())
     with pytest.raises(RuntimeError, match="does not match the dtype of out="):
@@ -109,7 +111,8 @@ def test_pin_memory_of_a_device_tensor_is_refused():
 def test_factories_pin_memory():
     for t in (sdk.empty(4, pin_memory=True), sdk.zeros(4, pin_memory=True), sdk.ones(2, 2, pin_memory=True),
               sdk.full((3,), 2.0, pin_memory=True), sdk.rand(3, pin_memory=True),
-              sdk.empty_strided((2, 3), (1, 2), pin_memory=True), sdk.empty_like(sdk.ones(3), pin_memory=True)):
+              sdk.empty_strided((2, 3), (1, 2), pin_memory=True), sdk.empty_like(sdk.ones(3), pin_memory=True),
+              sdk.tensor([1, 2], pin_memory=True), sdk.arange(4, pin_memory=True)):
         assert t.is_pinned() and t.device == sdk.device("cpu")
     cl = sdk.empty(2, 3, 4, 5, pin_memory=True, memory_format=CL)
     assert cl.is_pinned() and cl.stride() == (60, 1, 15, 3)
