@@ -129,7 +129,13 @@ class UntypedStorage:
         """The bytes as a list of ints."""
         return self._bytes().tolist()
 
-    def __getitem__(self, i: int) -> int:
+    def __getitem__(self, i: Any) -> Any:
+        """A byte as an int; a slice (step 1) is a new storage over those bytes (shared, as PyTorch's)."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.nbytes())
+            if step != 1:
+                raise RuntimeError("slices of storages must have step 1")
+            return UntypedStorage._wrap_bytes(_C._storage_slice(self._tensor, start, max(start, stop)))
         return int(self._bytes()[i].item())
 
     def is_pinned(self, device: Any = None) -> bool:

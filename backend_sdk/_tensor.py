@@ -175,6 +175,25 @@ class Tensor(_C.TensorBase):
         _warn_typed_storage_removal()
         return TypedStorage(wrap_storage=UntypedStorage(self), dtype=self.dtype)
 
+    def set_(self, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None) -> "Tensor":
+        """Makes this tensor view ``source`` (a storage, with ``storage_offset`` in elements, ``size`` and
+        ``stride``; or a tensor, with its geometry; None: an empty storage), as ``torch.Tensor.set_``."""
+        from ._factories import empty
+
+        if source is None:
+            return self.set_(UntypedStorage(empty(0, dtype=_C.uint8, device=self.device)), 0, [0], [1])
+        if isinstance(source, Tensor):
+            return self.set_(source.untyped_storage(), source.storage_offset(), list(source.shape),
+                             list(source.stride()))
+        if isinstance(source, TypedStorage):
+            source = source.untyped()
+        if not isinstance(source, UntypedStorage):
+            raise TypeError(f"set_(): argument 'source' must be a Storage or a Tensor, not {type(source).__name__}")
+        sizes = [source.nbytes() // self.itemsize] if size is None else _int_list(size, "set_")
+        strides = _contiguous_strides(sizes) if stride is None else _int_list(stride, "set_")
+        _C._set_storage(self, source._tensor, int(storage_offset), sizes, strides)
+        return self
+
     def is_pinned(self, device: Any = None) -> bool:
         """True if this tensor's memory is pinned host memory of the current accelerator (``device`` is
         accepted for PyTorch compatibility and deprecated there)."""

@@ -230,3 +230,23 @@ def test_storage_pin_memory():
     assert not s.is_pinned()
     p = s.pin_memory()
     assert p.is_pinned() and p.tolist() == s.tolist() and p.pin_memory() is p
+
+
+def test_storage_slices_share_bytes_and_set_views_them():
+    p = sdk.tensor(np.arange(10, dtype=np.float32)).pin_memory()
+    tail = p.untyped_storage()[8:]
+    assert tail.nbytes() == 32 and tail.data_ptr() == p.data_ptr() + 8 and tail.is_pinned()
+    r = sdk.tensor((), dtype=sdk.float32).set_(tail, size=(5,), stride=(1,), storage_offset=0)
+    assert r.is_pinned() and r.tolist() == [2.0, 3.0, 4.0, 5.0, 6.0]
+    r.fill_(0)
+    assert p.tolist()[1:4] == [1.0, 0.0, 0.0]  # the same memory
+    x = sdk.arange(6.0, device="accel")
+    y = sdk.empty(0, device="accel").set_(x.untyped_storage(), 2, (2, 2))
+    assert y.cpu().tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert sdk.empty(0).set_(sdk.arange(4.0)).tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match="Expected a Storage on cpu"):
+        sdk.empty(0).set_(x.untyped_storage())
+    with pytest.raises(RuntimeError, match="require 16 bytes, but the storage has only 8"):
+        sdk.empty(0).set_(sdk.UntypedStorage(8), 0, (4,))
+    with pytest.raises(IndexError, match="out of range"):
+        sdk._C._storage_slice(x, 0, 100)

@@ -310,6 +310,44 @@ void init_interop(py::module_& m) {
         return Tensor(std::move(impl));
       },
       py::arg("tensor"));
+  // Note [Storage objects] (backend_sdk/_storage.py): `storage[start:stop]` is a new storage over those bytes of
+  // the old one (PyTorch's storage slicing); its DataPtr keeps the parent StorageImpl alive and frees nothing.
+  m.def(
+      "_storage_slice",
+      [](const Tensor& t, int64_t start, int64_t stop) {
+        const int64_t n = static_cast<int64_t>(t.storage()->nbytes());
+        SDK_CHECK_INDEX(0 <= start && start <= stop && stop <= n, "storage slice [", start, ":", stop,
+                        "] is out of range for a storage of ", n, " bytes");
+        char* base = static_cast<char*>(t.storage()->data());
+        auto* parent = new Storage(t.storage());
+        DataPtr ptr(base ? base + start : nullptr, parent, [](void* ctx) { delete static_cast<Storage*>(ctx); },
+                    t.device());
+        auto storage = make_intrusive<StorageImpl>(std::move(ptr), static_cast<size_t>(stop - start), nullptr, false);
+        auto impl = make_intrusive<TensorImpl>(std::move(storage), ScalarType::UInt8, t.device(), t.impl()->key_set());
+        const int64_t size[1] = {stop - start}, stride[1] = {1};
+        impl->set_sizes_and_strides(IntArrayRef(size, 1), IntArrayRef(stride, 1), 0);
+        return Tensor(std::move(impl));
+      },
+      py::arg("tensor"), py::arg("start"), py::arg("stop"));
+  // Tensor.set_(storage, offset, size, stride): `self` views `source`'s StorageImpl (same device), so it
+  // shares its bytes and version counter (Note [Version counter]).
+  m.def(
+      "_set_storage",
+      [](const Tensor& self, const Tensor& source, int64_t offset, std::vector<int64_t> sizes,
+         std::vector<int64_t> strides) {
+        SDK_CHECK(self.device() == source.device(), "set_: Expected a Storage on ", self.device(), ", got one on ",
+                  source.device());
+        SDK_CHECK_VALUE(sizes.size() == strides.size(), "set_: mismatch in length of strides and shape");
+        SDK_CHECK_VALUE(offset >= 0, "set_: negative storage_offset ", offset);
+        const size_t need = TensorImpl::compute_storage_nbytes(sizes, strides, self.itemsize(), offset);
+        SDK_CHECK(need <= source.storage()->nbytes(), "set_: setStorage: sizes ", IntArrayRef(sizes), ", strides ",
+                  IntArrayRef(strides), " and storage offset ", offset, " require ", need,
+                  " bytes, but the storage has only ", source.storage()->nbytes());
+        self.impl()->set_storage(source.storage());
+        self.impl()->set_sizes_and_strides(sizes, strides, offset);
+        self.impl()->bump_version();
+      },
+      py::arg("self"), py::arg("source"), py::arg("offset"), py::arg("sizes"), py::arg("strides"));
   m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), "A 'dltensor' capsule sharing the tensor's memory.");
   m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"), py::arg("ext_device") = py::none(),
         "A tensor sharing the memory of a 'dltensor' or 'dltensor_versioned' capsule, which it consumes.");
