@@ -33,7 +33,11 @@ from ._factories import (
 from ._ops import ops
 from ._C import Generator
 from ._size import Size
-from ._tensor import Tensor, UntypedStorage
+from ._tensor import Tensor
+from ._storage import TypedStorage, UntypedStorage
+from ._formats import (
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
+)
 from . import library, utils
 from ._library.tracing import GraphModule, trace
 from . import nn, random
@@ -126,8 +130,10 @@ __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "half", "float", "double", "long", "int", "short",
     # core types and errors
-    "device", "Size", "Tensor", "UntypedStorage", "Generator", "DispatchKeySet", "Stream", "Event",
+    "device", "Size", "Tensor", "UntypedStorage", "TypedStorage", "Generator", "DispatchKeySet", "Stream", "Event",
     "AcceleratorError", "OutOfMemoryError", "TypeRuntimeError", "ValueRuntimeError", "Tag",
+    # layouts and memory formats
+    "layout", "strided", "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # factories
     "arange", "empty", "empty_like", "empty_strided", "from_dlpack", "from_numpy", "frombuffer", "full",
     "full_like", "ones", "ones_like", "tensor", "zeros", "zeros_like",

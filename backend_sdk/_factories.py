@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _C
+from . import _C, _formats
 from ._ops import ops
 from ._tensor import Tensor, _contiguous_strides, _int_list
 
@@ -65,58 +65,159 @@ def _maybe_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def empty(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor (aten::empty.memory_format)."""
-    return _maybe_requires_grad(_empty_op(_sizes(size, "empty"), dtype=dtype, device=device), requires_grad)
+# Note [Factory keyword arguments]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Every factory takes PyTorch's keywords for it: dtype, layout (only
+# ``strided``), device, requires_grad, pin_memory, memory_format (``empty``;
+# ``*_like`` default to preserve_format and keep the source's strides as
+# PyTorch's empty_like) and out=. pin_memory=True allocates from the pinned
+# host allocator of the current accelerator (Note [Pinned host allocator]);
+# it needs a CPU result (PyTorch's "Only dense CPU tensors can be pinned") and
+# an accelerator (PyTorch's CPU-only message otherwise). out= resizes and
+# fills the given tensor and returns it (a dtype that differs from out's is
+# PyTorch's RuntimeError).
+_NO_PINNED_ALLOCATOR = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator "
+                        "is available on this system.")
 
 
-def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+def _check_layout(layout: Any, what: str) -> None:
+    if layout is not None and layout is not _formats.strided:
+        raise RuntimeError(f"{what}: only the strided layout is supported, got layout {layout!r}")
+
+
+def _pinned(sizes: list[int], strides: list[int] | None, dtype: Any, device: DeviceLike, what: str) -> Tensor:
+    from .accelerator._utils import _accelerator_type
+
+    if device is not None and _C.device(device).type != "cpu":
+        raise RuntimeError(f"{what}: Only dense CPU tensors can be pinned (device={_C.device(device)})")
+    backend = _accelerator_type()
+    if backend is None:
+        raise RuntimeError(_NO_PINNED_ALLOCATOR)
+    from . import _runtime
+
+    if strides is None or strides == _contiguous_strides(sizes):
+        return _runtime.pinned_empty(sizes, dtype, backend=backend)
+    span = 1 + sum((n - 1) * st for n, st in zip(sizes, strides)) if all(sizes) else 0
+    return _runtime.pinned_empty([span], dtype, backend=backend).as_strided(sizes, strides)
+
+
+def _into_out(out: Tensor, sizes: list[int], dtype: Any, what: str) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{what}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is not None and dtype != out.dtype:
+        raise RuntimeError(f"{what}: dtype {dtype} does not match the dtype of out= ({out.dtype})")
+    return out.resize_(sizes)
+
+
+def _empty_sizes(sizes: list[int], *, out: Any = None, dtype: Any = None, layout: Any = None,
+                 device: DeviceLike = None, requires_grad: bool = False, pin_memory: bool = False,
+                 memory_format: Any = None, what: str = "empty") -> Tensor:
+    _check_layout(layout, what)
+    if out is not None:
+        return _into_out(out, sizes, dtype, what)
+    fmt = _formats.contiguous_format if memory_format is None else _formats._format_of(memory_format, what)
+    if pin_memory:
+        strides = _formats.memory_format_strides(sizes, fmt, what)
+        return _maybe_requires_grad(_pinned(sizes, strides, dtype, device, what), requires_grad)
+    return _maybe_requires_grad(_empty_op(sizes, dtype=dtype, device=device, memory_format=fmt), requires_grad)
+
+
+def empty(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor (aten::empty.memory_format); keywords as PyTorch's
+    (Note [Factory keyword arguments])."""
+    return _empty_sizes(_sizes(size, "empty"), out=out, dtype=dtype, layout=layout, device=device,
+                        requires_grad=requires_grad, pin_memory=pin_memory, memory_format=memory_format)
+
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                  device: DeviceLike = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor with the given strides (aten::empty_strided)."""
-    return _empty_strided_op(list(size), list(stride), dtype=dtype, device=device)
+    _check_layout(layout, "empty_strided")
+    if pin_memory:
+        t = _pinned(list(size), list(stride), dtype, device, "empty_strided")
+    else:
+        t = _empty_strided_op(list(size), list(stride), dtype=dtype, device=device)
+    return _maybe_requires_grad(t, requires_grad)
 
 
-def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None,
-         requires_grad: bool = False) -> Tensor:
+def _filled(sizes: list[int], value: Any, what: str, *, out: Any, dtype: Any, layout: Any, device: DeviceLike,
+            requires_grad: bool, pin_memory: bool) -> Tensor:
+    t = _empty_sizes(sizes, out=out, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, what=what)
+    return _maybe_requires_grad(t.fill_(value), requires_grad)
+
+
+def full(size: Sequence[int], fill_value: bool | int | float, *, out: Any = None, dtype: Any = None,
+         layout: Any = None, device: DeviceLike = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
     """A tensor filled with fill_value; dtype inferred from it like PyTorch (bool, int64 or the default float)."""
-    if dtype is None:
+    if dtype is None and out is None:
         dtype = _C.bool if isinstance(fill_value, bool) else _C.int64 if isinstance(fill_value, int) else _C._get_default_dtype()
-    return _maybe_requires_grad(empty(_sizes((size,), "full"), dtype=dtype, device=device).fill_(fill_value), requires_grad)
+    return _filled(_sizes((size,), "full"), fill_value, "full", out=out, dtype=dtype, layout=layout, device=device,
+                   requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros."""
-    t = _fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0)
-    return t.requires_grad_() if requires_grad else t
+    if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
+        t = _fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0)
+        return t.requires_grad_() if requires_grad else t
+    return _filled(_sizes(size, "zeros"), 0, "zeros", out=out, dtype=dtype, layout=layout, device=device,
+                   requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def ones(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones."""
-    t = _fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1)
-    return t.requires_grad_() if requires_grad else t
+    if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
+        t = _fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1)
+        return t.requires_grad_() if requires_grad else t
+    return _filled(_sizes(size, "ones"), 1, "ones", out=out, dtype=dtype, layout=layout, device=device,
+                   requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def empty_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """An uninitialised tensor with t's shape (and dtype/device unless given)."""
-    return _empty_as(t, dtype, device)
+def empty_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+               requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor with t's shape, dtype and device unless given, and t's strides under
+    ``memory_format=preserve_format`` (the default) as PyTorch's empty_like."""
+    _check_layout(layout, "empty_like")
+    fmt = _formats.preserve_format if memory_format is None else _formats._format_of(memory_format, "empty_like")
+    strides = _formats.like_strides(t, fmt, "empty_like")
+    return empty_strided(list(t.shape), strides, dtype=dtype or t.dtype,
+                         device=device if device is not None else t.device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
 
 
-def _empty_as(t: Tensor, dtype: Any, device: DeviceLike) -> Tensor:
-    """empty_like without the Python call layers (zeros_like/ones_like are hot)."""
-    return _empty_op(list(t.shape), dtype=dtype or t.dtype, device=device if device is not None else t.device)
+def _filled_like(t: Tensor, value: Any, requires_grad: bool, **kwargs: Any) -> Tensor:
+    if not requires_grad and kwargs["layout"] is None and not kwargs["pin_memory"] and kwargs["memory_format"] is None \
+            and t.is_contiguous():  # the hot path (Note [Python hot paths]): preserve_format of a contiguous source
+        device = kwargs["device"]
+        return _fill_op(_empty_op(list(t.shape), dtype=kwargs["dtype"] or t.dtype,
+                                  device=device if device is not None else t.device), value)
+    return _maybe_requires_grad(empty_like(t, **kwargs).fill_(value), requires_grad)
 
 
-def zeros_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """A tensor of zeros with t's shape (and dtype/device unless given)."""
-    return _fill_op(_empty_as(t, dtype, device), 0)
+def zeros_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+               requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """Zeros shaped (and strided, Note [Factory keyword arguments]) like ``t``."""
+    return _filled_like(t, 0, requires_grad, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                        memory_format=memory_format)
 
 
-def ones_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """A tensor of ones with t's shape (and dtype/device unless given)."""
-    return _fill_op(_empty_as(t, dtype, device), 1)
+def ones_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+              requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """Ones shaped (and strided) like ``t``."""
+    return _filled_like(t, 1, requires_grad, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                        memory_format=memory_format)
 
 
-def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(fill_value)
+def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, layout: Any = None,
+              device: DeviceLike = None, requires_grad: bool = False, pin_memory: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """``fill_value`` everywhere, shaped (and strided) like ``t``."""
+    return _filled_like(t, fill_value, requires_grad, dtype=dtype, layout=layout, device=device,
+                        pin_memory=pin_memory, memory_format=memory_format)
 
 
 # Note [Read-only memory]
@@ -223,10 +324,15 @@ def from_dlpack(obj: Any) -> Tensor:
     unversioned one for producers that do not take the argument. A capsule flagged read-only is accepted
     with a UserWarning, once per process (Note [Read-only memory]).
     """
+    from .accelerator._utils import _accelerator_type
+
+    accelerator = _accelerator_type()
+    ext = _C.device(accelerator) if accelerator is not None else None
     if hasattr(obj, "__dlpack__"):
         device = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-        if device[0] != 1:
-            raise TypeError(f"from_dlpack: only CPU (kDLCPU) tensors are supported, got DLPack device {device}")
+        if device[0] not in (1, 12) or (device[0] == 12 and ext is None):
+            raise TypeError(f"from_dlpack: only CPU (kDLCPU) and accelerator (kDLExtDev) tensors are supported, "
+                            f"got DLPack device {tuple(int(d) for d in device)}")
         try:
             capsule = obj.__dlpack__(max_version=(1, 0))
         except TypeError:
@@ -234,7 +340,7 @@ def from_dlpack(obj: Any) -> Tensor:
     else:
         capsule = obj
     read_only = _C._dlpack_capsule_read_only(capsule)
-    tensor = _C._from_dlpack_capsule(capsule)
+    tensor = _C._from_dlpack_capsule(capsule, ext)
     if read_only:
         _warn_once(_DLPACK_READ_ONLY)
     return tensor
@@ -255,10 +361,12 @@ def _infer_numpy(data: Any) -> np.ndarray:
     return array
 
 
-def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of data (numbers, nested lists, numpy arrays or tensors)."""
+def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of data (numbers, nested lists, numpy arrays or tensors); ``pin_memory=True``
+    puts it in pinned host memory (Note [Factory keyword arguments])."""
     if requires_grad:
-        return tensor(data, dtype=dtype, device=device).requires_grad_()
+        return tensor(data, dtype=dtype, device=device, pin_memory=pin_memory).requires_grad_()
     if isinstance(data, Tensor):
         source = data.detach()
     else:
@@ -268,7 +376,7 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
         # A copy: a read-only source is fine (no warning, as PyTorch's tensor()).
         source = _tensor_from_numpy(array if array.flags.c_contiguous else array.copy(order="C"))
     out = empty_strided(list(source.shape), _contiguous_strides(source.shape), dtype=dtype or source.dtype,
-                        device=device if device is not None else "cpu")
+                        device=device if device is not None else "cpu", pin_memory=pin_memory)
     if out.is_meta:
         return out
     return out.copy_(source)
@@ -295,9 +403,17 @@ def _check_arange_length(start: int | float, end: int | float, step: int | float
         raise RuntimeError(f"arange(): invalid size, possible overflow? (start={start}, end={end}, step={step})")
 
 
-def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, dtype: Any = None,
-           device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
-    """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise."""
+def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *, out: Any = None,
+           dtype: Any = None, layout: Any = None, device: DeviceLike = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """Values from start to end (exclusive) by step; int64 for ints, the default float dtype otherwise
+    (keywords as PyTorch's, Note [Factory keyword arguments])."""
+    _check_layout(layout, "arange")
+    if out is not None:
+        values = arange(start, end, step, dtype=dtype if dtype is not None else out.dtype, device=out.device)
+        return _into_out(out, list(values.shape), dtype, "arange").copy_(values)
+    if pin_memory:
+        return arange(start, end, step, dtype=dtype, device=device).pin_memory().requires_grad_(requires_grad)
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):
@@ -337,23 +453,32 @@ _ARANGE_CHUNK_BYTES = 64 << 20
 
 
 def _random_factory(name: str) -> Any:
-    def factory(*size: Any, generator: Any = None, dtype: Any = None, device: DeviceLike = None,
-                requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    def factory(*size: Any, generator: Any = None, out: Any = None, dtype: Any = None, layout: Any = None,
+                device: DeviceLike = None, requires_grad: bool = False, pin_memory: bool = False,
+                **kwargs: Any) -> Tensor:
         from ._ops import ops
 
+        _check_layout(layout, name)
         packet = getattr(ops.aten, name)
         kw = dict(kwargs)
         if generator is not None:
             kw["generator"] = generator
-        if dtype is not None:
-            kw["dtype"] = dtype
-        if device is not None:
-            kw["device"] = device
-        return _maybe_requires_grad(packet(_sizes(size, name), **kw), requires_grad)
+        if dtype is not None or out is not None:
+            kw["dtype"] = dtype if dtype is not None else out.dtype
+        if device is not None or out is not None:
+            kw["device"] = device if device is not None else out.device
+        sizes = _sizes(size, name)
+        t = packet(sizes, **kw)
+        if out is not None:
+            return _into_out(out, sizes, dtype, name).copy_(t)
+        if pin_memory:
+            t = _pinned(sizes, None, t.dtype, t.device, name).copy_(t)
+        return _maybe_requires_grad(t, requires_grad)
 
     factory.__name__ = factory.__qualname__ = name
-    factory.__doc__ = (f"``{name}(*size, generator=None, dtype=None, device=None, requires_grad=False)``, "
-                       f"as ``torch.{name}`` (aten::{name}, then ``requires_grad_`` when asked).")
+    factory.__doc__ = (f"``{name}(*size, generator=None, out=None, dtype=None, layout=strided, device=None, "
+                       f"requires_grad=False, pin_memory=False)``, as ``torch.{name}`` (aten::{name}, then "
+                       "``requires_grad_`` when asked).")
     return factory
 
 

@@ -11,9 +11,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import _C
+from . import _C, _formats
 from ._ops import ops
 from ._size import Size
+from ._storage import TypedStorage, UntypedStorage, _warn_typed_storage_removal
 
 __all__ = ["Tensor"]
 
@@ -70,32 +71,11 @@ def _wrap_dim(dim: int, ndim: int, what: str) -> int:
 _as_strided = ops.aten.as_strided.default
 _local_scalar_dense = ops.aten._local_scalar_dense.default
 
-
-class UntypedStorage:
-    """The bytes behind a tensor and its views (``Tensor.untyped_storage()``)."""
-
-    def __init__(self, tensor: "Tensor") -> None:
-        self._tensor = tensor
-
-    def nbytes(self) -> int:
-        """Size of the buffer in bytes."""
-        return _C._storage_nbytes(self._tensor)
-
-    def size(self) -> int:
-        """Same as nbytes(): the storage is a byte array."""
-        return self.nbytes()
-
-    def data_ptr(self) -> int:
-        """Address of the buffer's first byte."""
-        return _C._storage_data_ptr(self._tensor)
-
-    @property
-    def device(self) -> _C.device:
-        """The device the buffer lives on."""
-        return self._tensor.device
-
-    def __repr__(self) -> str:
-        return f"UntypedStorage(nbytes={self.nbytes()}, device='{self.device}')"
+#: Tensor.type()'s legacy names, by dtype name.
+_LEGACY_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+}
 
 
 class _ArrayHolder:
@@ -176,9 +156,15 @@ class Tensor(_C.TensorBase):
         return _C._to_dlpack(self)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        if not self.is_cpu:
-            raise TypeError(f"__dlpack_device__: only CPU tensors can be exported with DLPack, not {self.device}")
-        return (1, 0)  # kDLCPU
+        """(kDLCPU, 0) for a CPU tensor, (kDLExtDev, index) for an accelerator's (Note [DLPack device
+        tensors]); ValueError for a meta tensor, as PyTorch's."""
+        from .utils.dlpack import DLDeviceType
+
+        if self.is_cpu:
+            return (DLDeviceType.kDLCPU, 0)
+        if self.device.type == "meta":
+            raise ValueError(f"Unknown device type {self.device.type} for Dlpack")
+        return (DLDeviceType.kDLExtDev, self.device.index)
 
     def item(self) -> bool | int | float:
         """The value of a one-element tensor as a Python number."""
@@ -196,6 +182,95 @@ class Tensor(_C.TensorBase):
     def untyped_storage(self) -> UntypedStorage:
         """The storage this tensor views."""
         return UntypedStorage(self)
+
+    # ---- storage, pinned memory, memory formats (Note [Storage objects], Note [Memory formats]) -------------
+    def storage(self) -> TypedStorage:
+        """The storage as a typed view in this tensor's dtype (PyTorch's deprecated ``Tensor.storage()``)."""
+        _warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=UntypedStorage(self), dtype=self.dtype)
+
+    def set_(self, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None) -> "Tensor":
+        """Makes this tensor view ``source`` (a storage, with ``storage_offset`` in elements, ``size`` and
+        ``stride``; or a tensor, with its geometry; None: an empty storage), as ``torch.Tensor.set_``."""
+        from ._factories import empty
+
+        if source is None:
+            return self.set_(UntypedStorage(empty(0, dtype=_C.uint8, device=self.device)), 0, [0], [1])
+        if isinstance(source, Tensor):
+            return self.set_(source.untyped_storage(), source.storage_offset(), list(source.shape),
+                             list(source.stride()))
+        if isinstance(source, TypedStorage):
+            source = source.untyped()
+        if not isinstance(source, UntypedStorage):
+            raise TypeError(f"set_(): argument 'source' must be a Storage or a Tensor, not {type(source).__name__}")
+        sizes = [source.nbytes() // self.itemsize] if size is None else _int_list(size, "set_")
+        strides = _contiguous_strides(sizes) if stride is None else _int_list(stride, "set_")
+        _C._set_storage(self, source._tensor, int(storage_offset), sizes, strides)
+        return self
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """True if this tensor's memory is pinned host memory of the current accelerator (``device`` is
+        accepted for PyTorch compatibility and deprecated there)."""
+        if not self.is_cpu:
+            return False
+        from .accelerator._utils import _accelerator_type
+
+        backend = _accelerator_type()
+        return backend is not None and _C._runtime.is_pinned(self, backend)
+
+    def pin_memory(self, device: Any = None) -> "Tensor":
+        """A copy of this CPU tensor in pinned host memory of the current accelerator, with the same strides
+        (self if it is already pinned); RuntimeError for a tensor that is not on the CPU."""
+        if not self.is_cpu:
+            raise RuntimeError(f"cannot pin '{self.device.type}' tensor of dtype {self.dtype}: only dense CPU "
+                               "tensors can be pinned")
+        from .accelerator._utils import _require_accelerator
+
+        _require_accelerator()  # PyTorch's "Cannot access accelerator device when none is available."
+        if self.is_pinned():
+            return self
+        from ._factories import empty_like
+
+        return empty_like(self, pin_memory=True).copy_(self)
+
+    def record_stream(self, stream: Any) -> None:
+        """Marks this device tensor's memory as used by ``stream``: the allocator reuses it only after the work
+        queued on ``stream`` so far is done (``torch.Tensor.record_stream``)."""
+        if not isinstance(stream, _C._runtime.Stream):
+            raise TypeError(f"record_stream(): argument 'stream' must be a Stream, not {type(stream).__name__}")
+        if stream.device.type != self.device.type:
+            raise RuntimeError(f"record_stream: {stream} is not a stream of the tensor's device {self.device}")
+        _C._runtime.record_stream(self, stream)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """With no argument, the legacy type name (``"backend_sdk.FloatTensor"``, ``"backend_sdk.accel.FloatTensor"``
+        on a renamed backend); with a dtype or such a name, this tensor converted to that dtype."""
+        if dtype is None:
+            prefix = "backend_sdk." if self.is_cpu else f"backend_sdk.{self.device.type}."
+            return prefix + _LEGACY_TYPE_NAMES.get(str(self.dtype).rsplit(".", 1)[-1], "Undefined") + "Tensor"
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            wanted = next((k for k, v in _LEGACY_TYPE_NAMES.items() if v + "Tensor" == name), None)
+            if wanted is None or not dtype.startswith("backend_sdk."):
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = getattr(_C, wanted)
+        return self.to(dtype, non_blocking=non_blocking)
+
+    @property
+    def layout(self) -> _formats.layout:
+        """``backend_sdk.strided``: the SDK's only layout."""
+        return _formats.strided
+
+    def is_contiguous(self, memory_format: _formats.memory_format = _formats.contiguous_format) -> bool:
+        """True if the strides are those of ``memory_format`` (row-major by default; size-1 dims ignored)."""
+        if memory_format is _formats.contiguous_format or memory_format is _formats.preserve_format:
+            return _C.TensorBase.is_contiguous(self)
+        if memory_format is _formats.channels_last or memory_format is _formats.channels_last_3d:
+            rank = 4 if memory_format is _formats.channels_last else 5
+            return self.dim() == rank and _formats._is_contiguous_as(list(self.shape), list(self.stride()),
+                                                                      memory_format)
+        raise TypeError(f"is_contiguous(): memory_format must be a backend_sdk.memory_format, not "
+                        f"{type(memory_format).__name__}")
 
     def __repr__(self) -> str:
         from ._printing import tensor_repr
@@ -271,11 +346,15 @@ class Tensor(_C.TensorBase):
         """This tensor in host memory (self if it already is)."""
         return self.to(device="cpu")
 
-    def contiguous(self) -> "Tensor":
-        """Self if row-major contiguous, else a contiguous copy."""
-        if self.is_contiguous():
+    def contiguous(self, memory_format: Any = None) -> "Tensor":
+        """Self if already laid out in ``memory_format`` (row-major by default), else a copy that is."""
+        fmt = _formats.contiguous_format if memory_format is None else _formats._format_of(memory_format,
+                                                                                             "contiguous")
+        if fmt is _formats.preserve_format:
             return self
-        return ops.aten._to_copy.default(self, memory_format=0)  # contiguous_format
+        if self.is_contiguous(fmt):
+            return self
+        return ops.aten._to_copy.default(self, memory_format=fmt)
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)

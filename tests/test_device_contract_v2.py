@@ -324,8 +324,9 @@ class _Ext(ctypes.Structure):
 
 
 def test_simulator_lists_its_trace_extension(sim):
-    assert rt.device_extensions(B) == {"sdk.trace": 1}
-    assert rt.has_device_extension(B, "sdk.trace") and not rt.has_device_extension(B, "sdk.graph")
+    assert rt.device_extensions(B) == {"sdk.trace": 1, "sdk.graph": 1}  # graph: issue 15
+    assert rt.has_device_extension(B, "sdk.trace") and rt.has_device_extension(B, "sdk.graph")
+    assert not rt.has_device_extension(B, "sdk.collectives")
     assert sim.table.extension_start
 
 
@@ -356,6 +357,10 @@ def test_unknown_extensions_are_ignored_and_malformed_chains_refused(sim):
     with pytest.raises(ValueError, match=r"extension 'sdk.trace' of 'chain' declares struct_size 40, smaller than "
                                          r"the 56 bytes of its version 1"):
         attach_with_chain(ctypes.addressof(short_trace))
+    short_graph = _Ext(ctypes.sizeof(_Ext) + 8, b"sdk.graph", 1, 0, None)  # Note [Device graph extension]
+    with pytest.raises(ValueError, match=r"extension 'sdk.graph' of 'chain' declares struct_size 40, smaller than "
+                                         r"the 80 bytes of its version 1"):
+        attach_with_chain(ctypes.addressof(short_graph))
     assert not rt.has_device("privateusetwo")
 
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 from .. import _C
 from .._streams import Stream
 from . import memory
+from ._graphs import Graph
 from ._utils import (
     _accelerator_type, _check_index, _current_stream_of, _device_t, _get_device_index,
     _require_accelerator, _set_stream,
@@ -29,7 +30,7 @@ from .memory import (
 _rt = _C._runtime
 
 __all__ = [
-    "current_accelerator", "current_device_idx", "current_device_index", "current_stream", "device_count",
+    "Graph", "current_accelerator", "current_device_idx", "current_device_index", "current_stream", "device_count",
     "device_index", "empty_cache", "empty_host_cache", "get_device_capability", "get_memory_info", "is_available",
     "max_memory_allocated", "max_memory_reserved", "memory", "memory_allocated", "memory_reserved", "memory_stats",
     "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_device_idx", "set_device_index", "set_stream",

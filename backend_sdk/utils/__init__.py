@@ -90,7 +90,8 @@ def _add_attribute(cls: type, name: str, value: object, backend_name: str) -> No
 
 
 def _generate_methods(which: int, for_tensor: bool, for_storage: bool, for_module: bool = True) -> None:
-    from .._tensor import Tensor, UntypedStorage
+    from .._storage import TypedStorage, UntypedStorage
+    from .._tensor import Tensor
 
     name = _C._get_privateuse_backend_name(which)
     if name.startswith("privateuse"):
@@ -123,7 +124,15 @@ def _generate_methods(which: int, for_tensor: bool, for_storage: bool, for_modul
         def storage_is_on_backend(self: UntypedStorage) -> bool:
             return self.device.type == name
 
-        _add_attribute(UntypedStorage, f"is_{name}", property(storage_is_on_backend), name)
+        def storage_to_backend(self: UntypedStorage, device: int | str | None = None,
+                               non_blocking: bool = False) -> UntypedStorage:
+            target = name if device is None else (f"{name}:{device}" if isinstance(device, int) else device)
+            return self.to(device=target, non_blocking=non_blocking)
+
+        storage_to_backend.__doc__ = f"A copy of this storage on {name} (self if it is already there)."
+        for cls in (UntypedStorage, TypedStorage):
+            _add_attribute(cls, f"is_{name}", property(storage_is_on_backend), name)
+            _add_attribute(cls, name, storage_to_backend, name)
 
 
 def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
@@ -208,3 +217,4 @@ def _stub_of(source: str) -> str:
 
 from . import backend_registration  # noqa: E402 (PyTorch's module path for the functions above)
 from ._register_backend import register_backend  # noqa: E402 (rename + load + attach + methods + module)
+from . import dlpack  # noqa: E402,F401 (backend_sdk.utils.dlpack, as torch.utils.dlpack)

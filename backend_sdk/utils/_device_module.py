@@ -12,9 +12,11 @@ by ``backend_sdk.utils.write_device_module_stub``.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Iterator, Optional, Union
 
 from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator import _graphs
 from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 
@@ -31,7 +33,8 @@ __all__ = [
     "empty_cache", "mem_get_info", "set_per_process_memory_fraction", "OutOfMemoryError",
     "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
     "get_allocator_backend", "caching_allocator_alloc", "caching_allocator_delete", "is_bf16_supported",
-    "set_sync_debug_mode", "get_sync_debug_mode", "memory",
+    "set_sync_debug_mode", "get_sync_debug_mode", "memory", "Graph", "graph", "graph_pool_handle",
+    "is_current_stream_capturing", "utilization", "memory_usage", "ExternalStream",
     "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
     "get_rng_state_all", "set_rng_state_all", "get_amp_supported_dtype",
 ]
@@ -180,6 +183,18 @@ class Stream(_streams.Stream):
                 raise ValueError(f"{_BACKEND}.Stream: {self.device} is not a {_BACKEND} device")
             return
         super().__init__(_name(device), priority=priority)
+
+
+class ExternalStream(Stream):
+    """A stream created outside the SDK, from its native handle (``torch.cuda.ExternalStream``):
+    ``ExternalStream(stream_ptr, device=None)``. The SDK never destroys the handle; its creator keeps it alive
+    while work may use it (Note [External streams])."""
+
+    def __init__(self, stream_ptr: int, device: _DeviceArg = None, **kwargs: Any) -> None:
+        if isinstance(stream_ptr, bool) or not isinstance(stream_ptr, int):
+            raise TypeError(f"{_BACKEND}.ExternalStream: stream_ptr must be an int, got {type(stream_ptr).__name__}")
+        s = _C._runtime._external_stream(_name(device), stream_ptr)
+        _streams.Stream.__init__(self, stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
 
 
 class Event(_streams.Event):
@@ -403,10 +418,22 @@ def get_sync_debug_mode() -> int:
     return _C._runtime._get_sync_debug_mode()
 
 
+def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
+                           max_entries: int = sys.maxsize, device: _DeviceArg = None, clear_history: bool = False,
+                           **kwargs: Any) -> None:
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
+    :func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
+    history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    if enabled not in (None, "all", "state"):
+        raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}")
+    limit = min(int(max_entries), 1 << 40)
+    _C._runtime._record_memory_history(_BACKEND, enabled == "all", limit, bool(clear_history))
+
+
 def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-    ``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
-    record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+    ``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
+    what :func:`_record_memory_history` kept (no stack ``frames``)."""
     segments = []
     for seg in _runtime.memory_snapshot(_BACKEND):
         blocks = [dict(b, frames=[]) for b in seg["blocks"]]
@@ -417,7 +444,8 @@ def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
             "stream": seg["stream"], "segment_type": seg["segment_type"], "segment_pool_id": (0, 0),
             "is_expandable": False, "frames": [], "blocks": blocks,
         })
-    return {"segments": segments, "device_traces": [[] for _ in range(device_count())]}
+    traces = [_C._runtime._memory_history(f"{_BACKEND}:{i}") for i in range(device_count())]
+    return {"segments": segments, "device_traces": traces}
 
 
 def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
@@ -426,6 +454,74 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
+
+
+# ---- graphs (Note [Graph capture]) ----
+
+class Graph(_graphs.Graph):
+    """A captured sequence of this backend's device work (``torch.cuda.CUDAGraph``; a
+    ``backend_sdk.accelerator.Graph``)."""
+
+
+def graph_pool_handle() -> tuple[int, int]:
+    """A memory pool id that several graph captures may share (``torch.cuda.graph_pool_handle``)."""
+    return _graphs.graph_pool_handle()
+
+
+def is_current_stream_capturing() -> bool:
+    """True if the current stream of the current device is capturing a graph."""
+    return _graphs._is_capturing(current_stream())
+
+
+class graph:
+    """``with accel.graph(g):`` captures the block's work on this backend into ``g`` (``torch.cuda.graph``):
+    synchronizes, makes ``stream`` (default: one side stream per process) current, captures, and restores the
+    stream on exit, also on an error (which drops the partial capture)."""
+
+    default_capture_stream: Optional["Stream"] = None
+
+    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]] = None,
+                 stream: Optional[_C._runtime.Stream] = None, capture_error_mode: str = "global") -> None:
+        if not isinstance(cuda_graph, _graphs.Graph):
+            raise TypeError(f"{_BACKEND}.graph: expected a {_BACKEND}.Graph, got {type(cuda_graph).__name__}")
+        if stream is None:
+            if graph.default_capture_stream is None:
+                graph.default_capture_stream = Stream()
+            stream = graph.default_capture_stream
+        _check_stream(stream, "graph")
+        self.graph = cuda_graph
+        self.pool = pool
+        self.capture_error_mode = capture_error_mode
+        self.stream_ctx = StreamContext(stream)
+
+    def __enter__(self) -> None:
+        synchronize()
+        self.stream_ctx.__enter__()
+        try:
+            self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
+        except BaseException:
+            self.stream_ctx.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.graph.__exit__(*exc)
+        finally:
+            self.stream_ctx.__exit__(*exc)
+
+
+def utilization(device: _DeviceArg = None) -> int:
+    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
+    raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
+    raise NotImplementedError(f"{_BACKEND}.utilization: the device of backend '{_BACKEND}' ({_name(device)}) "
+                              "reports no utilization (the device contract has no such query)")
+
+
+def memory_usage(device: _DeviceArg = None) -> int:
+    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
+    backend, as :func:`utilization`."""
+    raise NotImplementedError(f"{_BACKEND}.memory_usage: the device of backend '{_BACKEND}' ({_name(device)}) "
+                              "reports no memory bandwidth usage (the device contract has no such query)")
 
 
 # ---- random numbers ----
@@ -499,7 +595,7 @@ class _MemoryModule:
                      "memory_stats", "memory_summary", "memory_snapshot", "reset_peak_memory_stats",
                      "reset_accumulated_memory_stats", "reset_max_memory_allocated", "empty_cache", "mem_get_info",
                      "set_per_process_memory_fraction", "caching_allocator_alloc", "caching_allocator_delete",
-                     "get_allocator_backend", "_snapshot", "_dump_snapshot"):
+                     "get_allocator_backend", "_snapshot", "_dump_snapshot", "_record_memory_history"):
             setattr(self, name, namespace[name])
 
 

@@ -117,6 +117,10 @@ struct DLManagedTensorVersioned {
 };
 constexpr uint64_t kDLPackFlagReadOnly = 1ULL << 0;
 constexpr int32_t kDLCPU = 1;
+// Note [DLPack device tensors]: PyTorch exports a PrivateUse1 tensor as kDLExtDev with its device index; so
+// do we for every PrivateUse backend. Importing a kDLExtDev capsule needs to know which backend it belongs
+// to: the Python caller passes the current accelerator (backend_sdk/utils/dlpack.py).
+constexpr int32_t kDLExtDev = 12;
 enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
 
 DLDataType to_dl_dtype(ScalarType t) {
@@ -178,14 +182,14 @@ void capsule_destructor(PyObject* capsule) {
 }
 
 py::object to_dlpack(const Tensor& t) {
-  check_host_accessible(t, "DLPack");
+  if (!is_privateuse(t.device().type)) check_host_accessible(t, "DLPack");
   auto* e = new ExportedTensor();
   e->tensor = t;
   e->shape.assign(t.sizes().begin(), t.sizes().end());
   e->strides.assign(t.strides().begin(), t.strides().end());
   DLTensor& dl = e->managed.dl_tensor;
   dl.data = t.data_ptr();
-  dl.device = {kDLCPU, 0};
+  dl.device = t.is_cpu() ? DLDevice{kDLCPU, 0} : DLDevice{kDLExtDev, static_cast<int32_t>(t.device().index)};
   dl.ndim = static_cast<int32_t>(t.dim());
   dl.dtype = to_dl_dtype(t.dtype());
   dl.shape = e->shape.data();
@@ -216,10 +220,16 @@ void call_dl_deleter(void* ctx) {
 }
 
 template <class Managed>
-Tensor tensor_over_dl_tensor(py::handle capsule, Managed* m, const char* used_name) {
+Tensor tensor_over_dl_tensor(py::handle capsule, Managed* m, const char* used_name, std::optional<Device> ext) {
   const DLTensor& dl = m->dl_tensor;
-  SDK_CHECK_TYPE(dl.device.device_type == kDLCPU, "from_dlpack: only CPU DLPack tensors are supported, got device "
-                 "type ", dl.device.device_type);
+  Device device(DeviceType::CPU);
+  if (dl.device.device_type == kDLExtDev && ext) {  // Note [DLPack device tensors]
+    device = Device(ext->type, static_cast<int8_t>(dl.device.device_id));
+  } else {
+    SDK_CHECK_TYPE(dl.device.device_type == kDLCPU, "from_dlpack: only CPU (kDLCPU) and accelerator (kDLExtDev) "
+                   "DLPack tensors are supported, got device type ", dl.device.device_type,
+                   dl.device.device_type == kDLExtDev ? " with no accelerator attached" : "");
+  }
   ScalarType dtype = from_dl_dtype(dl.dtype);
   SDK_CHECK_VALUE(dl.ndim >= 0, "from_dlpack: negative number of dimensions (", dl.ndim, ")");
   std::vector<int64_t> shape(dl.shape, dl.shape + dl.ndim);
@@ -229,11 +239,10 @@ Tensor tensor_over_dl_tensor(py::handle capsule, Managed* m, const char* used_na
   for (int64_t s : strides) SDK_CHECK_VALUE(s >= 0, "from_dlpack: negative strides are not supported");
   size_t nbytes = TensorImpl::compute_storage_nbytes(shape, strides, element_size(dtype), 0);
   char* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  DataPtr ptr(data, m, &call_dl_deleter<Managed>, Device(DeviceType::CPU));
+  DataPtr ptr(data, m, &call_dl_deleter<Managed>, device);
   PyCapsule_SetName(capsule.ptr(), used_name);  // ownership moved to the storage
   auto storage = make_intrusive<StorageImpl>(std::move(ptr), nbytes, nullptr, false);
-  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, Device(DeviceType::CPU),
-                                         default_tensor_key_set(DeviceType::CPU));
+  auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype, device, default_tensor_key_set(device.type));
   impl->set_sizes_and_strides(shape, strides, 0);
   return Tensor(std::move(impl));
 }
@@ -254,13 +263,13 @@ void check_capsule(py::handle capsule) {
                   "not named 'dltensor' or 'dltensor_versioned'");
 }
 
-Tensor from_dlpack_capsule(py::handle capsule) {
+Tensor from_dlpack_capsule(py::handle capsule, std::optional<Device> ext) {
   check_capsule(capsule);
   if (PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) {
-    return tensor_over_dl_tensor(capsule, versioned_of(capsule), "used_dltensor_versioned");
+    return tensor_over_dl_tensor(capsule, versioned_of(capsule), "used_dltensor_versioned", ext);
   }
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
-  return tensor_over_dl_tensor(capsule, m, "used_dltensor");
+  return tensor_over_dl_tensor(capsule, m, "used_dltensor", ext);
 }
 
 // Only DLPack 1.x capsules can say their memory is read-only; unversioned ones are writable.
@@ -288,8 +297,59 @@ void init_interop(py::module_& m) {
   m.def("_storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); }, py::arg("tensor"));
   m.def("_storage_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); },
         py::arg("tensor"));
+  // UntypedStorage's byte face (backend_sdk/_tensor.py): a uint8 tensor over the whole storage, sharing
+  // the StorageImpl (so resize_ of it grows the storage every view of it sees, and copies through it write
+  // the same bytes).
+  m.def(
+      "_storage_bytes",
+      [](const Tensor& t) {
+        const int64_t n = static_cast<int64_t>(t.storage()->nbytes());
+        auto impl = make_intrusive<TensorImpl>(t.storage(), ScalarType::UInt8, t.device(), t.impl()->key_set());
+        const int64_t size[1] = {n}, stride[1] = {1};
+        impl->set_sizes_and_strides(IntArrayRef(size, 1), IntArrayRef(stride, 1), 0);
+        return Tensor(std::move(impl));
+      },
+      py::arg("tensor"));
+  // Note [Storage objects] (backend_sdk/_storage.py): `storage[start:stop]` is a new storage over those bytes of
+  // the old one (PyTorch's storage slicing); its DataPtr keeps the parent StorageImpl alive and frees nothing.
+  m.def(
+      "_storage_slice",
+      [](const Tensor& t, int64_t start, int64_t stop) {
+        const int64_t n = static_cast<int64_t>(t.storage()->nbytes());
+        SDK_CHECK_INDEX(0 <= start && start <= stop && stop <= n, "storage slice [", start, ":", stop,
+                        "] is out of range for a storage of ", n, " bytes");
+        char* base = static_cast<char*>(t.storage()->data());
+        auto* parent = new Storage(t.storage());
+        DataPtr ptr(base ? base + start : nullptr, parent, [](void* ctx) { delete static_cast<Storage*>(ctx); },
+                    t.device());
+        auto storage = make_intrusive<StorageImpl>(std::move(ptr), static_cast<size_t>(stop - start), nullptr, false);
+        auto impl = make_intrusive<TensorImpl>(std::move(storage), ScalarType::UInt8, t.device(), t.impl()->key_set());
+        const int64_t size[1] = {stop - start}, stride[1] = {1};
+        impl->set_sizes_and_strides(IntArrayRef(size, 1), IntArrayRef(stride, 1), 0);
+        return Tensor(std::move(impl));
+      },
+      py::arg("tensor"), py::arg("start"), py::arg("stop"));
+  // Tensor.set_(storage, offset, size, stride): `self` views `source`'s StorageImpl (same device), so it
+  // shares its bytes and version counter (Note [Version counter]).
+  m.def(
+      "_set_storage",
+      [](const Tensor& self, const Tensor& source, int64_t offset, std::vector<int64_t> sizes,
+         std::vector<int64_t> strides) {
+        SDK_CHECK(self.device() == source.device(), "set_: Expected a Storage on ", self.device(), ", got one on ",
+                  source.device());
+        SDK_CHECK_VALUE(sizes.size() == strides.size(), "set_: mismatch in length of strides and shape");
+        SDK_CHECK_VALUE(offset >= 0, "set_: negative storage_offset ", offset);
+        const size_t need = TensorImpl::compute_storage_nbytes(sizes, strides, self.itemsize(), offset);
+        SDK_CHECK(need <= source.storage()->nbytes(), "set_: setStorage: sizes ", IntArrayRef(sizes), ", strides ",
+                  IntArrayRef(strides), " and storage offset ", offset, " require ", need,
+                  " bytes, but the storage has only ", source.storage()->nbytes());
+        self.impl()->set_storage(source.storage());
+        self.impl()->set_sizes_and_strides(sizes, strides, offset);
+        self.impl()->bump_version();
+      },
+      py::arg("self"), py::arg("source"), py::arg("offset"), py::arg("sizes"), py::arg("strides"));
   m.def("_to_dlpack", &to_dlpack, py::arg("tensor"), "A 'dltensor' capsule sharing the tensor's memory.");
-  m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"),
+  m.def("_from_dlpack_capsule", &from_dlpack_capsule, py::arg("capsule"), py::arg("ext_device") = py::none(),
         "A tensor sharing the memory of a 'dltensor' or 'dltensor_versioned' capsule, which it consumes.");
   m.def("_dlpack_capsule_read_only", &dlpack_capsule_read_only, py::arg("capsule"),
         "Whether a DLPack capsule flags its memory read-only (DLPack 1.x only); does not consume it.");

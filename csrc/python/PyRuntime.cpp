@@ -423,6 +423,7 @@ void init_runtime(py::module_& parent) {
   });
 
   init_runtime_streams(m);  // PyStreams.cpp: Stream, Event, current/default stream
+  init_runtime_graphs(m);   // PyGraphs.cpp: graph capture and replay
 
   // ---- memory ----
   py::class_<DeviceBuffer>(m, "DeviceBuffer", "Device memory from the caching allocator, freed by free() or GC.")
@@ -575,6 +576,27 @@ void init_runtime(py::module_& parent) {
   m.def("memory_snapshot", [](const std::string& backend) {
     py::list out;
     for (const auto& s : runtime::caching_allocator(parse_backend(backend))->snapshot()) out.append(segment_dict(s));
+    return out;
+  });
+  // Note [Allocation history] (CachingAllocator.cpp): the device_traces of the memory snapshot.
+  m.def("_record_memory_history", [](const std::string& backend, bool enabled, int64_t max_entries, bool clear) {
+    SDK_CHECK_VALUE(max_entries > 0, "_record_memory_history: max_entries must be positive, got ", max_entries);
+    runtime::caching_allocator(parse_backend(backend))->record_history(enabled, static_cast<size_t>(max_entries), clear);
+  }, py::arg("backend"), py::arg("enabled"), py::arg("max_entries"), py::arg("clear"));
+  m.def("_memory_history", [](py::handle device) {
+    static const char* kActions[] = {"alloc", "free_completed", "segment_alloc", "segment_free"};
+    Device d = parse_accel_device(device, "_memory_history");
+    py::list out;
+    for (const auto& e : runtime::caching_allocator(d.type)->history(d.index)) {
+      py::dict x;
+      x["action"] = kActions[e.action];
+      x["addr"] = e.addr;
+      x["size"] = e.size;
+      x["stream"] = e.stream;
+      x["time_us"] = e.time_us;
+      x["frames"] = py::list();
+      out.append(std::move(x));
+    }
     return out;
   });
   m.def("empty_cache", [](const std::string& backend) {

@@ -22,4 +22,7 @@ PyObject* device_obj(Device d);
 // Registers Stream, Event, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
 void init_runtime_streams(pybind11::module_& m);
 
+// Registers _Graph and the capture queries on `m` (PyGraphs.cpp).
+void init_runtime_graphs(pybind11::module_& m);
+
 }  // namespace sdk::python

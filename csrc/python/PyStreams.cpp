@@ -9,6 +9,7 @@
 #include <backend_sdk/runtime/DeviceGuard.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
 #include <backend_sdk/runtime/Event.h>
+#include <backend_sdk/runtime/ExternalStream.h>
 #include <backend_sdk/runtime/Stream.h>
 #include "python/PyCore.h"
 #include "python/PyRuntime.h"
@@ -109,6 +110,9 @@ void init_runtime_streams(py::module_& m) {
   m.def("current_stream", [](py::handle device) { return runtime::current_stream(parse_accel_device(device, "current_stream")); });
   m.def("default_stream", [](py::handle device) { return runtime::default_stream(parse_accel_device(device, "default_stream")); });
   m.def("set_stream", &runtime::set_current_stream);
+  m.def("_external_stream", [](py::handle device, uintptr_t handle) {
+    return runtime::external_stream(parse_accel_device(device, "ExternalStream"), reinterpret_cast<sdk_stream_t>(handle));
+  }, py::arg("device"), py::arg("handle"), "Note [External streams]: a Stream for a native handle the SDK did not create.");
 
   // ---- events ----
   py::class_<Event>(m, "Event", "A marker in a stream's work, for waiting, querying and timing.")

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Handles.h"
+#include <backend_sdk/runtime/DeviceGraphExtension.h>
 #include "SimDevice.h"
 #include "device_sim.h"
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
@@ -580,6 +581,9 @@ sdk_status sim_stream_synchronize(void* ctx, sdk_stream_t stream) {
   if (!s) return bad_stream("stream_synchronize", stream);
   SimDevice* d = g_devices[s->device];
   SIM_CHECK_LOST(d, "stream_synchronize");
+  if (d->is_capturing(s))  // Note [Simulated graphs]: its work is recorded, not queued: waiting means nothing
+    return fail(SDK_ERROR_NOT_SUPPORTED, "stream_synchronize: operation not permitted when stream is capturing "
+                                         "(stream " + hex(stream) + " of device " + std::to_string(s->device) + ")");
   d->synchronize_stream(s);
   if (d->lost()) return lost_error(d, "stream_synchronize");
   return report_async_error(d);
@@ -778,8 +782,93 @@ sdk_status sim_trace_collect(void* ctx, sdk_trace_record* records, size_t capaci
   return SDK_SUCCESS;
 }
 
+// ---- "sdk.graph" (Note [Simulated graphs], SimDevice.h) ----
+HandleTable<SimGraph>* const g_graphs = new HandleTable<SimGraph>(0x4752);  // "GR"
+
+sdk_status bad_graph(const char* what, sdk_graph_t h) {
+  return fail(SDK_ERROR_INVALID_HANDLE, std::string(what) + ": " + hex(h) +
+                                            " is not a valid graph handle of device_sim (never returned by "
+                                            "capture_end, or already destroyed)");
+}
+
+sdk_status sim_graph_capture_begin(void* ctx, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("graph capture_begin", stream);
+  SIM_CHECK_LOST(g_devices[s->device], "graph capture_begin");
+  auto* g = new SimGraph(s->device);
+  if (!g_devices[s->device]->begin_capture(s, g)) {
+    delete g;
+    return fail(SDK_ERROR_INVALID_VALUE, "graph capture_begin: stream " + hex(stream) + " is already capturing");
+  }
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_graph_capture_end(void* ctx, sdk_stream_t stream, sdk_graph_t* graph) {
+  SIM_ENTER(ctx);
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("graph capture_end", stream);
+  if (graph == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "graph capture_end: graph is NULL");
+  SimGraph* g = g_devices[s->device]->end_capture(s);
+  if (g == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "graph capture_end: stream " + hex(stream) + " is not capturing");
+  if (!g->invalid.empty()) {
+    std::string why = g->invalid;
+    graph_unref(g);
+    return fail(SDK_ERROR_NOT_SUPPORTED, "graph capture_end: the capture was invalidated: " + why);
+  }
+  g->handle = g_graphs->add(g);
+  *graph = reinterpret_cast<sdk_graph_t>(static_cast<uintptr_t>(g->handle));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_graph_instantiate(void* ctx, sdk_graph_t graph) {
+  SIM_ENTER(ctx);
+  if (!g_graphs->get(handle_bits(graph))) return bad_graph("graph instantiate", graph);
+  return SDK_SUCCESS;  // the recorded ops are replayed as they are
+}
+
+sdk_status sim_graph_launch(void* ctx, sdk_graph_t graph, sdk_stream_t stream) {
+  SIM_ENTER(ctx);
+  SimGraph* g = g_graphs->get(handle_bits(graph));
+  if (!g) return bad_graph("graph launch", graph);
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("graph launch", stream);
+  if (s->device != g->device)
+    return fail(SDK_ERROR_INVALID_VALUE, "graph launch: the graph was captured on device " + std::to_string(g->device) +
+                                             ", the stream " + hex(stream) + " is of device " + std::to_string(s->device));
+  SIM_CHECK_LOST(g_devices[s->device], "graph launch");
+  g->refs.fetch_add(1, std::memory_order_relaxed);
+  Op op{Op::Graph};
+  op.graph = g;
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_graph_destroy(void* ctx, sdk_graph_t graph) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  SimGraph* g = g_graphs->remove(handle_bits(graph));
+  if (!g) return bad_graph("graph destroy", graph);
+  graph_unref(g);  // freed now, or by the last queued replay
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_graph_is_capturing(void* ctx, sdk_stream_t stream, int32_t* capturing) {
+  SIM_ENTER(ctx);
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("graph is_capturing", stream);
+  if (capturing == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "graph is_capturing: capturing is NULL");
+  *capturing = g_devices[s->device]->is_capturing(s) ? 1 : 0;
+  return SDK_SUCCESS;
+}
+
+const sdk_graph_extension kGraphExtension = {
+    {sizeof(sdk_graph_extension), SDK_GRAPH_EXTENSION_NAME, SDK_GRAPH_EXTENSION_VERSION, 0, nullptr},
+    &sim_graph_capture_begin, &sim_graph_capture_end, &sim_graph_instantiate, &sim_graph_launch,
+    &sim_graph_destroy, &sim_graph_is_capturing,
+};
+
 const sdk_trace_extension kTraceExtension = {
-    {sizeof(sdk_trace_extension), SDK_TRACE_EXTENSION_NAME, SDK_TRACE_EXTENSION_VERSION, 0, nullptr},
+    {sizeof(sdk_trace_extension), SDK_TRACE_EXTENSION_NAME, SDK_TRACE_EXTENSION_VERSION, 0, &kGraphExtension.base},
     &sim_trace_start,
     &sim_trace_stop,
     &sim_trace_collect,
@@ -883,6 +972,26 @@ sdk_status device_sim_launch_kernel_ex(sdk_stream_t stream, const char* name, de
   Op op{Op::Kernel};
   op.kernel = fn;
   op.release = release;
+  op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
+  op.args.assign(args, args_size);
+  g_devices[s->device]->enqueue(s, std::move(op));
+  return SDK_SUCCESS;
+}
+
+sdk_status device_sim_launch_kernel_reusable(sdk_stream_t stream, const char* name, device_sim_kernel_fn fn,
+                                             device_sim_kernel_fn release, const void* args, size_t args_size) {
+  SIM_INIT();
+  SimStream* s = as_stream(stream);
+  if (!s) return bad_stream("device_sim_launch_kernel_reusable", stream);
+  if (fn == nullptr) return fail(SDK_ERROR_INVALID_VALUE, "device_sim_launch_kernel_reusable: fn is NULL");
+  if (args_size > kMaxKernelArgs || (args_size > 0 && args == nullptr))
+    return fail(SDK_ERROR_INVALID_VALUE,
+                "device_sim_launch_kernel_reusable: args must be at most 4096 bytes and not NULL");
+  SIM_CHECK_LOST(g_devices[s->device], "device_sim_launch_kernel_reusable");
+  Op op{Op::Kernel};
+  op.kernel = fn;
+  op.release = release;
+  op.reusable = true;  // Note [Simulated graphs]
   op.name = name != nullptr ? intern_name(name) : kernel_name_of(fn);
   op.args.assign(args, args_size);
   g_devices[s->device]->enqueue(s, std::move(op));

@@ -104,8 +104,64 @@ void SimDevice::destroy_stream(SimStream* s) {
   }
 }
 
-void SimDevice::enqueue(SimStream* s, Op op) {
+// Releases what an op that will never run holds (Note [Simulated faults], Note [Simulated graphs]).
+void drop_op(Op& op) {
+  if (op.kind == Op::Kernel && op.release != nullptr) op.release(op.args.data());
+  if (op.kind == Op::HostFn && op.host_release != nullptr) op.host_release(op.user);
+  if ((op.kind == Op::Record || op.kind == Op::Wait) && op.event != nullptr) event_unref(op.event);
+  if (op.kind == Op::Graph && op.graph != nullptr) graph_unref(op.graph);
+  op.event = nullptr;
+  op.graph = nullptr;
+}
+
+SimGraph::~SimGraph() {
+  for (Op& op : ops) drop_op(op);  // recorded kernels' release functions run once, here
+}
+
+void graph_unref(SimGraph* g) {
+  if (g->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete g;
+}
+
+bool SimDevice::begin_capture(SimStream* s, SimGraph* g) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (s->capture != nullptr) return false;
+  s->capture = g;
+  return true;
+}
+
+SimGraph* SimDevice::end_capture(SimStream* s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SimGraph* g = s->capture;
+  s->capture = nullptr;
+  return g;
+}
+
+bool SimDevice::is_capturing(SimStream* s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return s->capture != nullptr;
+}
+
+void SimDevice::enqueue(SimStream* s, Op op) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (SimGraph* g = s->capture) {  // Note [Simulated graphs]: record, do not run
+    const bool replayable = (op.kind == Op::Kernel && op.reusable) || op.kind == Op::Copy || op.kind == Op::Memset;
+    if (replayable && g->invalid.empty()) {
+      g->ops.push_back(std::move(op));
+      return;
+    }
+    if (g->invalid.empty()) {
+      static const char* kNames[] = {"a host function", "a kernel", "a copy", "a memset", "an event record",
+                                     "an event wait", "a graph replay"};
+      g->invalid = std::string(kNames[op.kind]) +
+                   (op.kind == Op::Kernel ? std::string(" ('") + (op.name ? op.name : "<kernel>") +
+                                                "') launched without device_sim_launch_kernel_reusable"
+                                          : std::string()) +
+                   " was enqueued on the capturing stream; it cannot be replayed";
+    }
+    lock.unlock();
+    drop_op(op);
+    return;
+  }
   if (fault_count_ > 0 && op.kind == Op::Kernel && (fault_stream_ == 0 || fault_stream_ == s->handle)) {
     op.fault = true;  // Note [Simulated faults]
     --fault_count_;
@@ -387,12 +443,12 @@ bool SimDevice::forward_fault_of_copy(const Op& op) {
   return true;
 }
 
-void SimDevice::run(SimStream* s, Op& op) {
+void SimDevice::run(SimStream* s, Op& op, bool replay) {
   if (lost()) {
     // Note [Simulated faults]: a lost device runs nothing; a kernel's
-    // arguments are still released (device_sim_launch_kernel_ex).
-    if (op.kind == Op::Kernel && op.release != nullptr) op.release(op.args.data());
-    if (op.kind == Op::HostFn && op.host_release != nullptr) op.host_release(op.user);
+    // arguments are still released (device_sim_launch_kernel_ex). A recorded
+    // op keeps them: its graph releases them (Note [Simulated graphs]).
+    if (!replay) drop_op(op);
     return;
   }
   bool trace = g_trace_on.load(std::memory_order_relaxed);
@@ -426,8 +482,16 @@ void SimDevice::run(SimStream* s, Op& op) {
       t_kernel = KernelContext{this, s, name};
       op.kernel(op.args.data());
       t_kernel = KernelContext{};
+      // Note [Simulated graphs]: a reusable kernel's release runs after its last run (this one, unless recorded).
+      if (op.reusable && !replay && op.release != nullptr) op.release(op.args.data());
       break;
     }
+    case Op::Graph:
+      // Note [Simulated graphs]: one submission, the recorded ops in order.
+      for (Op& recorded : op.graph->ops) run(s, recorded, /*replay=*/true);
+      graph_unref(op.graph);
+      op.graph = nullptr;
+      return;
     case Op::Copy:
       if (op.copy_dst_device && forward_fault_of_copy(op)) break;
       std::memmove(op.dst, op.src, op.n);

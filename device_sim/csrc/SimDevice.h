@@ -89,9 +89,10 @@ class KernelArgs {
 };
 
 class SimDevice;
+struct SimGraph;
 
 struct Op {
-  enum Kind : uint8_t { HostFn, Kernel, Copy, Memset, Record, Wait } kind;
+  enum Kind : uint8_t { HostFn, Kernel, Copy, Memset, Record, Wait, Graph } kind;
   explicit Op(Kind k) : kind(k) {}
   sdk_host_fn fn = nullptr;
   sdk_host_fn host_release = nullptr;  // launch_host_func's release: called instead of fn when it does not run
@@ -110,7 +111,34 @@ struct Op {
   SimDevice* copy_src_device = nullptr;  // device-to-device copies: Note [Simulated faults]
   SimDevice* copy_dst_device = nullptr;
   bool fault = false;          // Note [Simulated faults]: injected kernel fault
+  bool reusable = false;       // Note [Simulated graphs]: `kernel` may run again; `release` runs once after
+  SimGraph* graph = nullptr;   // a Graph op (one replay): holds a reference
 };
+
+// Note [Simulated graphs]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// The "sdk.graph" extension (Note [Device graph extension]). A capturing
+// stream's enqueue appends the op to its graph instead of its queue. Kernels
+// launched with device_sim_launch_kernel_reusable (whose function leaves its
+// arguments alone and whose release runs once, after the last run), copies
+// and memsets are recorded; anything else invalidates the capture (the op is
+// released, capture_end fails naming it). A replay is ONE Graph op on a
+// stream: the worker runs the recorded ops in order with the timing model of
+// each (Note [Simulated timing]) and counts the replay as one operation of
+// the stream. Injected kernel faults do not mark recorded kernels; a kernel
+// that calls device_sim_kernel_fail during a replay faults as usual. The
+// graph is reference counted (its owner + one per queued replay); the last
+// reference runs the recorded kernels' release functions and frees it.
+struct SimGraph {
+  uint64_t handle = 0;
+  int device;
+  std::vector<Op> ops;
+  std::string invalid;  // why the capture cannot be replayed (empty: valid)
+  std::atomic<int> refs{1};
+  explicit SimGraph(int d) : device(d) {}
+  ~SimGraph();
+};
+void graph_unref(SimGraph* g);
 
 struct SimStream {
   uint64_t handle = 0;  // Note [Simulated handles]
@@ -124,6 +152,7 @@ struct SimStream {
   uint64_t enqueued = 0;
   std::atomic<uint64_t> done{0};
   uint32_t serial = 0;      // 1, 2, ... per device: the trace's tid
+  SimGraph* capture = nullptr;  // guarded by the device mutex: Note [Simulated graphs]
   SimStream(int d, int p) : device(d), priority(p) {}
 };
 
@@ -136,6 +165,10 @@ class SimDevice {
   SimStream* create_stream(int priority);
   void destroy_stream(SimStream* s);
   void enqueue(SimStream* s, Op op);
+  // Note [Simulated graphs]: starts / ends capture mode of s (false: s already is / is not capturing).
+  bool begin_capture(SimStream* s, SimGraph* g);
+  SimGraph* end_capture(SimStream* s);
+  bool is_capturing(SimStream* s);
   bool stream_idle(SimStream* s);
   void synchronize_stream(SimStream* s);
   void synchronize();
@@ -166,7 +199,7 @@ class SimDevice {
  private:
   void worker_loop(bool spins);
   SimStream* pick_locked();
-  void run(SimStream* s, Op& op);
+  void run(SimStream* s, Op& op, bool replay = false);
   bool forward_fault_of_copy(const Op& op);
   void complete_record(SimStream* s, Op& op);  // under mutex_
 

@@ -75,6 +75,18 @@ DEVICE_SIM_API sdk_status device_sim_launch_kernel_ex(sdk_stream_t stream, const
                                                       device_sim_kernel_fn release, const void* args,
                                                       size_t args_size);
 
+/* A kernel that a graph capture may record (Note [Simulated graphs]): fn
+ * may run any number of times with the same argument copy (once per replay
+ * of a graph that recorded it) and must leave its arguments intact; release
+ * runs exactly once, after fn's last run (right after the run for a launch
+ * outside capture, when the graph is freed for a recorded one), or instead
+ * of fn when the kernel never runs. A kernel launched with
+ * device_sim_launch_kernel_ex on a capturing stream invalidates the capture
+ * (its fn frees what its arguments point to). */
+DEVICE_SIM_API sdk_status device_sim_launch_kernel_reusable(sdk_stream_t stream, const char* name,
+                                                            device_sim_kernel_fn fn, device_sim_kernel_fn release,
+                                                            const void* args, size_t args_size);
+
 /* The host-accessible alias of a device address (for kernels and copy
  * engines), or NULL if `device_ptr` is not inside a device's memory. */
 DEVICE_SIM_API void* device_sim_translate(const void* device_ptr);

@@ -8,23 +8,22 @@
 //
 // Note [Memory format of copies]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// memory_format is PyTorch's enum as an int (contiguous_format 0,
-// preserve_format 1). preserve_format (the default) keeps self's strides when
-// self is non-overlapping and dense (a transposed matrix stays transposed),
-// else the copy is contiguous, as in PyTorch's empty_like. The channels_last
-// formats are not supported (ValueError).
+// memory_format is PyTorch's enum as an int (Note [Memory formats],
+// ops/detail/MemoryFormat.h). preserve_format (the default) keeps self's
+// strides when self is non-overlapping and dense (a transposed matrix stays
+// transposed), else the copy takes the format self suggests (channels_last
+// or contiguous), as in PyTorch's empty_like. contiguous_format,
+// channels_last and channels_last_3d give the strides of that format.
 #include <algorithm>
 #include <numeric>
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/detail/Geometry.h>
+#include <backend_sdk/ops/detail/MemoryFormat.h>
 
 namespace sdk::ops {
 namespace {
-
-constexpr int64_t kContiguousFormat = 0;
-constexpr int64_t kPreserveFormat = 1;
 
 // True when self's elements fill a block of storage without gaps or overlap, in some dim order.
 bool non_overlapping_and_dense(const Tensor& t) {
@@ -44,12 +43,13 @@ bool non_overlapping_and_dense(const Tensor& t) {
 // Strides of a copy of self (see Note [Memory format of copies]).
 DimVector copy_strides(const Tensor& self, std::optional<int64_t> memory_format) {
   const int64_t fmt = memory_format.value_or(kPreserveFormat);
-  SDK_CHECK_VALUE(fmt == kContiguousFormat || fmt == kPreserveFormat,
-                  "_to_copy: only contiguous_format and preserve_format are supported, got memory_format ", fmt);
-  if (fmt == kPreserveFormat && self.numel() > 0 && !self.is_contiguous() && non_overlapping_and_dense(self)) {
-    return DimVector(self.strides());
+  if (fmt == kPreserveFormat) {
+    if (self.numel() > 0 && !self.is_contiguous() && non_overlapping_and_dense(self)) {
+      return DimVector(self.strides());
+    }
+    return memory_format_strides(self.sizes(), suggest_memory_format(self), "_to_copy");
   }
-  return contiguous_strides(self.sizes(), "_to_copy");
+  return memory_format_strides(self.sizes(), fmt, "_to_copy");
 }
 
 Tensor to_copy_kernel(const Tensor& self, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
@@ -83,7 +83,7 @@ Tensor to_impl(const Tensor& self, std::optional<ScalarType> dtype, std::optiona
   const bool same_dtype = !dtype || *dtype == self.dtype();
   const bool same_dev = !device || same_device(*device, self.device());
   const int64_t fmt = memory_format.value_or(kPreserveFormat);
-  const bool same_format = fmt == kPreserveFormat || (fmt == kContiguousFormat && self.is_contiguous());
+  const bool same_format = fmt == kPreserveFormat || is_contiguous_as(self, fmt);
   if (!copy && same_dtype && same_dev && same_format) return self;
   static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::_to_copy").typed<ToCopySig>();
   std::optional<Device> target = device;

@@ -4,6 +4,7 @@
 #include <backend_sdk/ops/detail/BackendSelect.h>
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/detail/Geometry.h>
+#include <backend_sdk/ops/detail/MemoryFormat.h>
 
 namespace sdk::ops {
 namespace {
@@ -24,13 +25,6 @@ void check_layout(std::optional<int64_t> layout, const char* op) {
   SDK_CHECK_VALUE(!layout || *layout == 0, op, ": only the strided layout is supported, got layout ", *layout);
 }
 
-// MemoryFormat ids as in PyTorch: contiguous_format=0, preserve_format=1,
-// channels_last=2, channels_last_3d=3. Only contiguous tensors are made here.
-void check_memory_format(std::optional<int64_t> memory_format, const char* op) {
-  SDK_CHECK_VALUE(!memory_format || *memory_format == 0, op, ": memory_format ", *memory_format,
-                  " is not supported; only contiguous_format is");
-}
-
 // The kernel of backend kType allocates there. CPU and meta tensors have no
 // device index ("cpu:0" makes a tensor on "cpu", as in PyTorch); a device
 // backend keeps the requested index (-1: make_tensor resolves the current one).
@@ -46,8 +40,12 @@ Tensor empty_on(Device device, IntArrayRef size, std::optional<ScalarType> dtype
                 std::optional<int64_t> memory_format) {
   const char* op = "empty.memory_format";
   check_layout(layout, op);
-  check_memory_format(memory_format, op);
-  return make_tensor(size, resolve_dtype(dtype, op), device);
+  const int64_t fmt = memory_format.value_or(kContiguousFormat);
+  if (fmt == kContiguousFormat) return make_tensor(size, resolve_dtype(dtype, op), device);
+  // Note [Memory formats]: channels_last is a stride order of the same sizes.
+  DimVector strides = memory_format_strides(size, fmt, op);
+  checked_numel(size, op);
+  return make_tensor_strided(size, strides, resolve_dtype(dtype, op), device);
 }
 
 Tensor empty_strided_on(Device device, IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
@@ -93,6 +91,55 @@ Tensor empty_strided_backend_select(DispatchKeySet, IntArrayRef size, IntArrayRe
 }
 
 }  // namespace
+
+// Note [Memory formats].
+DimVector memory_format_strides(IntArrayRef sizes, int64_t fmt, const char* op) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  switch (fmt) {
+    case kContiguousFormat:
+      return contiguous_strides(sizes, op);
+    case kChannelsLast:
+    case kChannelsLast3d: {
+      const int64_t rank = fmt == kChannelsLast ? 4 : 5;
+      SDK_CHECK(n == rank, op, ": required rank ", rank, " tensor to use ",
+                fmt == kChannelsLast ? "channels_last" : "channels_last_3d", " format");
+      // Innermost first: C, then W, H (and D), then N.
+      DimVector strides(sizes.size(), 1);
+      int64_t stride = 1;
+      strides[1] = stride;
+      stride *= std::max<int64_t>(sizes[1], 1);
+      for (int64_t d = n - 1; d >= 2; --d) {
+        strides[d] = stride;
+        stride *= std::max<int64_t>(sizes[d], 1);
+      }
+      strides[0] = stride;
+      return strides;
+    }
+    case kPreserveFormat:
+      SDK_CHECK(false, op, ": unsupported memory format Preserve");
+    default:
+      SDK_CHECK_VALUE(false, op, ": unknown memory format ", fmt);
+  }
+  return {};
+}
+
+bool is_contiguous_as(const Tensor& t, int64_t fmt) {
+  if (fmt == kContiguousFormat || fmt == kPreserveFormat) return t.is_contiguous();
+  if (t.dim() != (fmt == kChannelsLast ? 4 : 5)) return false;
+  DimVector expected = memory_format_strides(t.sizes(), fmt, "is_contiguous");
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1 && t.stride(d) != expected[d]) return false;
+  }
+  return true;
+}
+
+int64_t suggest_memory_format(const Tensor& t) {
+  if (t.is_contiguous()) return kContiguousFormat;
+  if (t.dim() == 4 && is_contiguous_as(t, kChannelsLast)) return kChannelsLast;
+  if (t.dim() == 5 && is_contiguous_as(t, kChannelsLast3d)) return kChannelsLast3d;
+  return kContiguousFormat;
+}
+
 }  // namespace sdk::ops
 
 SDK_LIBRARY_IMPL(aten, CPU, m) {

@@ -11,7 +11,20 @@ std::atomic<BlockingWaitEnter> g_enter{nullptr};
 std::atomic<BlockingWaitExit> g_exit{nullptr};
 std::atomic<int> g_sync_debug_mode{0};
 std::atomic<SyncDebugWarn> g_sync_debug_warn{nullptr};
+// Note [Synchronising during capture].
+std::atomic<int> g_global_captures{0};
+thread_local int t_captures = 0;
 }  // namespace
+
+void note_capture_begin(int mode) {
+  if (mode == 0) g_global_captures.fetch_add(1, std::memory_order_relaxed);
+  if (mode == 1) ++t_captures;
+}
+
+void note_capture_end(int mode) {
+  if (mode == 0) g_global_captures.fetch_sub(1, std::memory_order_relaxed);
+  if (mode == 1) --t_captures;
+}
 
 void set_sync_debug_warn_hook(SyncDebugWarn hook) { g_sync_debug_warn.store(hook, std::memory_order_release); }
 
@@ -29,6 +42,11 @@ void set_blocking_wait_hooks(BlockingWaitEnter enter, BlockingWaitExit exit) {
 }
 
 BlockingWait::BlockingWait(const char* what) {
+  if (SDK_UNLIKELY(t_captures > 0 || g_global_captures.load(std::memory_order_relaxed) > 0)) {
+    SDK_THROW(Runtime, what ? what : "a device wait", ": operation not permitted when stream is capturing (a graph "
+              "capture is in progress; synchronizing calls such as synchronize(), item() and copies to the host are "
+              "refused until capture_end, Note [Synchronising during capture])");
+  }
   // Note [Sync debug mode]: report before waiting (and before releasing the GIL).
   if (SDK_UNLIKELY(g_sync_debug_mode.load(std::memory_order_relaxed) != 0)) {
     const char* call = what ? what : "a device wait";

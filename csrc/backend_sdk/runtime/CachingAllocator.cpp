@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include <backend_sdk/core/Exception.h>
@@ -117,12 +118,14 @@ struct Block {
   Block* prev = nullptr;          // neighbours in the segment
   Block* next = nullptr;
   std::vector<sdk_stream_t> stream_uses;  // other streams it was used on
+  int64_t graph_pool = 0;         // Note [Graph memory pools]: allocated during a capture into this pool
+  bool parked = false;            // freed while its pool lives: held for the graph, never reused or merged
 
   Block(DeviceCache* o, sdk_stream_t s, int64_t sid, size_t sz, char* p, bool sm)
       : owner(o), stream(s), stream_id(sid), size(sz), ptr(p), small(sm) {}
   bool is_free() const { return !allocated && event_count == 0; }
   // Free and in its pool (not parked in a fast bin): may be merged or released.
-  bool mergeable() const { return is_free() && !binned; }
+  bool mergeable() const { return is_free() && !binned && !parked; }
   int slot() const { return static_cast<int>(stream_id & 0xff); }  // Stream::id() layout
 };
 
@@ -187,6 +190,8 @@ class DeviceCache {
         active_.increase(true, 1);
         active_bytes_.increase(true, b->size);
         requested_bytes_.increase(true, nbytes);
+        if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, stream.native());
+        note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
         return b;
       }
     }
@@ -234,17 +239,29 @@ class DeviceCache {
     active_.increase(small, 1);
     active_bytes_.increase(small, b->size);
     requested_bytes_.increase(small, nbytes);
+    if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, native);
+    note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
     return b;
   }
 
   // The deleter's half: never throws (it runs in destructors).
   void free(Block* b) noexcept {
     std::lock_guard<AllocatorLock> lock(mutex_);
+    note(SDK_HISTORY_FREE_COMPLETED, b->ptr, b->requested, b->stream_id);
     b->allocated = false;
     allocation_.decrease(b->small, 1);
     allocated_bytes_.decrease(b->small, b->size);
     requested_bytes_.decrease(b->small, b->requested);
     b->requested = 0;
+    if (SDK_UNLIKELY(b->graph_pool != 0)) {
+      auto it = parked_.find(b->graph_pool);
+      if (it != parked_.end()) {  // Note [Graph memory pools]: the graph's replays still write it
+        b->parked = true;
+        it->second.push_back(b);
+        return;
+      }
+      b->graph_pool = 0;  // the pool was released: an ordinary block again
+    }
     if (!b->stream_uses.empty()) {
       if (record_pending_events(b)) return;
     } else if (b->small && b->size <= kFastBinMax) {
@@ -259,6 +276,42 @@ class DeviceCache {
       return;
     }
     free_block(b);
+  }
+
+  // Note [Allocation history].
+  void record_history(bool enabled, size_t max_entries, bool clear) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    recording_ = enabled;
+    max_history_ = max_entries == 0 ? 1 : max_entries;
+    if (clear) history_.clear();
+    while (history_.size() > max_history_) history_.pop_front();
+  }
+  std::vector<AllocationTraceEntry> history() {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    return std::vector<AllocationTraceEntry>(history_.begin(), history_.end());
+  }
+
+  // Note [Graph memory pools].
+  void begin_pool_capture(sdk_stream_t stream, int64_t pool) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    capturing_[stream] = pool;
+    parked_.try_emplace(pool);
+  }
+  void end_pool_capture(sdk_stream_t stream) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    capturing_.erase(stream);
+  }
+  void release_pool(int64_t pool) {
+    std::lock_guard<AllocatorLock> lock(mutex_);
+    auto it = parked_.find(pool);
+    if (it == parked_.end()) return;
+    std::vector<Block*> blocks = std::move(it->second);
+    parked_.erase(it);
+    for (Block* b : blocks) {
+      b->parked = false;
+      b->graph_pool = 0;
+      free_block(b);
+    }
   }
 
   void record_stream(Block* b, Stream stream) {
@@ -378,6 +431,7 @@ class DeviceCache {
     SDK_CHECK(p != nullptr, "malloc of ", size, " bytes on ", device_str(), " returned NULL with success");
     num_device_alloc_++;
     auto* b = new Block(this, stream, stream_id, size, static_cast<char*>(p), small);
+    note(SDK_HISTORY_SEGMENT_ALLOC, b->ptr, size, stream_id);
     segments_.insert(b);
     segment_.increase(small, 1);
     reserved_bytes_.increase(small, size);
@@ -410,11 +464,12 @@ class DeviceCache {
     if (binned_count_ > 0) flush_bins();
     for (auto it = segments_.begin(); it != segments_.end();) {
       Block* b = *it;
-      if (b->next != nullptr || !b->is_free()) {
+      if (b->next != nullptr || !b->is_free() || b->parked) {  // parked: Note [Graph memory pools]
         ++it;
         continue;
       }
       (b->small ? small_ : large_).erase(b);
+      note(SDK_HISTORY_SEGMENT_FREE, b->ptr, b->size, b->stream_id);
       sdk_status s = api_.free(device_, b->ptr);
       if (s != SDK_SUCCESS) {
         std::fprintf(stderr, "backend_sdk: freeing a cached segment of %s failed: %s\n", device_str().c_str(),
@@ -539,6 +594,24 @@ class DeviceCache {
   size_t binned_count_ = 0;
   std::string last_device_oom_;
   std::vector<sdk_event_t> free_events_;
+  // Note [Allocation history] (under mutex_).
+  bool recording_ = false;
+  size_t max_history_ = 0;
+  std::deque<AllocationTraceEntry> history_;
+  void note(int action, const char* ptr, size_t size, int64_t stream_id) {
+    if (SDK_LIKELY(!recording_)) return;
+    if (history_.size() >= max_history_) history_.pop_front();
+    history_.push_back({action, reinterpret_cast<uintptr_t>(ptr), size, stream_id,
+                        std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count()});
+  }
+  // Note [Graph memory pools]: capturing streams and their pools; the blocks of each live pool freed so far.
+  std::unordered_map<sdk_stream_t, int64_t> capturing_;
+  std::unordered_map<int64_t, std::vector<Block*>> parked_;
+  void tag_for_capture(Block* b, sdk_stream_t stream) {
+    auto it = capturing_.find(stream);
+    if (it != capturing_.end()) b->graph_pool = it->second;
+  }
   StatArray allocation_, segment_, active_, allocated_bytes_, reserved_bytes_, active_bytes_, requested_bytes_;
   int64_t num_alloc_retries_ = 0, num_ooms_ = 0, num_device_alloc_ = 0, num_device_free_ = 0;
 };
@@ -581,6 +654,43 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
   Block* b = cache(d.index).malloc(stream, nbytes);
   return DataPtr(b->ptr, b, &block_deleter, d);
 }
+
+// Note [Allocation history]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// record_history(true, n) makes each device's cache keep its last n events
+// (alloc, free_completed, segment_alloc, segment_free, with address, size,
+// stream and wall-clock microseconds), the device_traces of PyTorch's memory
+// snapshot (torch.cuda.memory._record_memory_history). Recording costs one
+// branch per allocation while off; entries are appended under the cache's
+// lock. No stack frames are recorded (the allocator runs without the GIL).
+void CachingAllocator::record_history(bool enabled, size_t max_entries, bool clear) {
+  for (int i = 0; i < device_count(type_); ++i) cache(i).record_history(enabled, max_entries, clear);
+}
+
+std::vector<AllocationTraceEntry> CachingAllocator::history(int device) { return cache(device).history(); }
+
+// Note [Graph memory pools]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A captured graph replays its kernels on the memory they used during
+// capture, so that memory must not go to anyone else while the graph lives.
+// Between begin_graph_capture and end_graph_capture, every block allocated
+// for the capturing stream is tagged with the graph's pool id; a tagged block
+// freed while its pool lives is parked (held for the graph: not reused, not
+// merged, still counted as active and reserved) instead of returning to the
+// cache; release_graph_pool (Graph::reset / destruction) returns the parked
+// blocks to the cache, and tagged blocks still alive then become ordinary
+// blocks. Unlike PyTorch's private pools, blocks freed during the capture are
+// not reused by later allocations of the same capture: simpler, at the cost
+// of the capture's intermediate memory being held whole.
+void CachingAllocator::begin_graph_capture(Stream stream, int64_t pool) {
+  cache(stream.device().index).begin_pool_capture(stream.native(), pool);
+}
+
+void CachingAllocator::end_graph_capture(Stream stream) {
+  cache(stream.device().index).end_pool_capture(stream.native());
+}
+
+void CachingAllocator::release_graph_pool(int device, int64_t pool) { cache(device).release_pool(pool); }
 
 bool CachingAllocator::owns(const DataPtr& p) const {
   return p.deleter() == &block_deleter && static_cast<Block*>(p.ctx())->owner != nullptr &&

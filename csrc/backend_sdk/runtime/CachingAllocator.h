@@ -59,6 +59,16 @@ struct SegmentInfo {
 
 class DeviceCache;
 
+// Note [Allocation history] (CachingAllocator.cpp): one allocator event.
+enum : int { SDK_HISTORY_ALLOC = 0, SDK_HISTORY_FREE_COMPLETED = 1, SDK_HISTORY_SEGMENT_ALLOC = 2, SDK_HISTORY_SEGMENT_FREE = 3 };
+struct AllocationTraceEntry {
+  int action = 0;  // SDK_HISTORY_*
+  uintptr_t addr = 0;
+  size_t size = 0;
+  int64_t stream = 0;  // Stream::id()
+  int64_t time_us = 0;  // wall clock
+};
+
 class SDK_API CachingAllocator final : public Allocator {
  public:
   explicit CachingAllocator(DeviceType type);
@@ -87,6 +97,16 @@ class SDK_API CachingAllocator final : public Allocator {
   std::vector<SegmentInfo> snapshot();
 
   DeviceType device_type() const { return type_; }
+
+  // Note [Graph memory pools] (CachingAllocator.cpp): blocks allocated for `stream` between begin and end belong
+  // to `pool` (a nonzero id) and are held for it when freed, until release_graph_pool.
+  void begin_graph_capture(Stream stream, int64_t pool);
+  void end_graph_capture(Stream stream);
+  void release_graph_pool(int device, int64_t pool);
+
+  // Note [Allocation history]: keep each device's last max_entries allocator events (or stop keeping them).
+  void record_history(bool enabled, size_t max_entries, bool clear);
+  std::vector<AllocationTraceEntry> history(int device);
 
  private:
   DeviceCache& cache(int device);

@@ -193,8 +193,10 @@ typedef struct sdk_device_properties {
  * Defined extensions (one header each, next to this one):
  *  - "sdk.trace"  (runtime/DeviceTraceExtension.h): timestamped device
  *    records for the profiler (issue 19); device_sim implements it.
- * To add one (graph capture for issue 15 as "sdk.graph", collectives for
- * issue 21 as "sdk.collectives"): write runtime/Device<Name>Extension.h with a
+ *  - "sdk.graph"  (runtime/DeviceGraphExtension.h): stream capture and
+ *    replay (issue 15, Note [Device graph extension]); device_sim
+ *    implements it, runtime/Graph.h is the SDK's face.
+ * To add one (collectives for issue 21 as "sdk.collectives"): write runtime/Device<Name>Extension.h with a
  * struct beginning with sdk_device_extension_base, a NAME macro, a version
  * macro and the size of each version (offsetof the end of its last field);
  * add its size/required-function check to validate_extension_chain in

@@ -14,6 +14,7 @@
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/core/ScalarType.h>
 #include <backend_sdk/runtime/CachingAllocator.h>
+#include <backend_sdk/runtime/DeviceGraphExtension.h>
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
 #include <backend_sdk/runtime/detail/DeviceApiV1.h>
 
@@ -188,6 +189,15 @@ std::vector<AttachedExtension> validate_extension_chain(const sdk_device_extensi
                       SDK_TRACE_EXTENSION_SIZE_1, " bytes of its version 1");
       SDK_CHECK_VALUE(t->start && t->stop && t->collect, "attach_device: extension '", name, "' of '", source,
                       "' leaves start, stop or collect NULL");
+    }
+    if (name == SDK_GRAPH_EXTENSION_NAME) {  // Note [Device graph extension]
+      auto* g = reinterpret_cast<const sdk_graph_extension*>(e);
+      SDK_CHECK_VALUE(e->struct_size >= SDK_GRAPH_EXTENSION_SIZE_1, "attach_device: extension '", name, "' of '",
+                      source, "' declares struct_size ", e->struct_size, ", smaller than the ",
+                      SDK_GRAPH_EXTENSION_SIZE_1, " bytes of its version 1");
+      SDK_CHECK_VALUE(g->capture_begin && g->capture_end && g->instantiate && g->launch && g->destroy &&
+                          g->is_capturing,
+                      "attach_device: extension '", name, "' of '", source, "' leaves one of its functions NULL");
     }
     out.push_back({std::move(name), e->version, e});
   }

@@ -9,6 +9,7 @@
 #include <backend_sdk/runtime/detail/BlockingWait.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
 #include <backend_sdk/runtime/Event.h>
+#include <backend_sdk/runtime/ExternalStream.h>
 
 namespace sdk::runtime {
 namespace {
@@ -16,7 +17,9 @@ namespace {
 // Note [Stream pools]: native handles per device, created on first use.
 struct DeviceStreams {
   std::mutex mutex;  // serialises creation only
-  std::atomic<sdk_stream_t> handles[kStreamSlotsPerDevice] = {};
+  // Pool slots, then Note [External streams]' slots (filled by external_stream, never created here).
+  std::atomic<sdk_stream_t> handles[kStreamSlotsPerDevice + kMaxExternalStreams] = {};
+  int external_count = 0;  // under mutex
   std::atomic<uint32_t> next_normal{0};
   std::atomic<uint32_t> next_high{0};
 };
@@ -30,7 +33,7 @@ DeviceStreams& streams_of(Device d) {
 // trivially destructible so it is readable during thread exit.
 thread_local int16_t t_current_slot[kNumDeviceTypes][kMaxDevicesPerType] = {};
 
-bool is_high_priority_slot(int16_t slot) { return slot > kStreamsPerPool; }
+bool is_high_priority_slot(int16_t slot) { return slot > kStreamsPerPool && slot < kStreamSlotsPerDevice; }
 
 }  // namespace
 
@@ -38,9 +41,12 @@ Stream Stream::from_id(int64_t id) {
   auto type = static_cast<DeviceType>((id >> 16) & 0xff);
   auto index = static_cast<int8_t>((id >> 8) & 0xff);
   auto slot = static_cast<int16_t>(id & 0xff);
-  SDK_CHECK_VALUE(is_privateuse(type) && slot >= 0 && slot < kStreamSlotsPerDevice, "Stream.from_id: ", id,
-                  " is not a stream id");
+  SDK_CHECK_VALUE(is_privateuse(type) && slot >= 0 && slot < kStreamSlotsPerDevice + kMaxExternalStreams,
+                  "Stream.from_id: ", id, " is not a stream id");
   check_device_index(type, index, "Stream.from_id");
+  SDK_CHECK_VALUE(slot < kStreamSlotsPerDevice ||
+                      streams_of(Device(type, index)).handles[slot].load(std::memory_order_acquire) != nullptr,
+                  "Stream.from_id: ", id, " is not a stream id (no external stream has that slot)");
   return Stream(Device(type, index), slot);
 }
 
@@ -97,6 +103,27 @@ Stream current_stream(Device d) {
 void set_current_stream(Stream s) {
   Device d = resolve_device(s.device(), "set_stream");
   t_current_slot[static_cast<int>(d.type)][d.index] = s.slot();
+}
+
+// Note [External streams].
+Stream external_stream(Device d, sdk_stream_t handle) {
+  SDK_CHECK_VALUE(is_privateuse(d.type), "ExternalStream: ", d, " is not an accelerator device");
+  check_device_index(d.type, d.index, "ExternalStream");
+  SDK_CHECK_VALUE(handle != nullptr, "ExternalStream: the stream handle is NULL");
+  sdk_status st = device_api(d.type).stream_query(handle);
+  if (st != SDK_ERROR_NOT_READY) check_status(d.type, st, detail::str("ExternalStream: checking the handle on ", d));
+  DeviceStreams& ds = streams_of(d);
+  std::lock_guard<std::mutex> lock(ds.mutex);
+  for (int i = 0; i < ds.external_count; ++i) {
+    if (ds.handles[kStreamSlotsPerDevice + i].load(std::memory_order_relaxed) == handle) {
+      return Stream(d, static_cast<int16_t>(kStreamSlotsPerDevice + i));
+    }
+  }
+  SDK_CHECK(ds.external_count < kMaxExternalStreams, "ExternalStream: ", d, " already has ", kMaxExternalStreams,
+            " external streams (Note [External streams])");
+  const int slot = kStreamSlotsPerDevice + ds.external_count++;
+  ds.handles[slot].store(handle, std::memory_order_release);
+  return Stream(d, static_cast<int16_t>(slot));
 }
 
 Stream stream_from_pool(Device d, int priority) {

@@ -14,13 +14,15 @@ by ``backend_sdk.utils.write_device_module_stub``.
 """
 from __future__ import annotations
 import contextlib
+import sys
 from typing import Any, Iterator, Optional, Union
 from backend_sdk import _C, _runtime, _streams
+from backend_sdk.accelerator import _graphs
 from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
 from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
 _DeviceArg = Union[int, str, '_C.device', None]
-__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
+__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'ExternalStream', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
 _initialized = False
 
 def _index(device: _DeviceArg) -> int:
@@ -99,6 +101,14 @@ class Stream(_streams.Stream):
     """
 
     def __init__(self, device: _DeviceArg=None, priority: int=0, **kwargs: Any) -> None:
+        ...
+
+class ExternalStream(Stream):
+    """A stream created outside the SDK, from its native handle (``torch.cuda.ExternalStream``):
+    ``ExternalStream(stream_ptr, device=None)``. The SDK never destroys the handle; its creator keeps it alive
+    while work may use it (Note [External streams])."""
+
+    def __init__(self, stream_ptr: int, device: _DeviceArg=None, **kwargs: Any) -> None:
         ...
 
 class Event(_streams.Event):
@@ -240,14 +250,57 @@ def get_sync_debug_mode() -> int:
     """The mode set by :func:`set_sync_debug_mode` (0 default, 1 warn, 2 error)."""
     ...
 
+def _record_memory_history(enabled: Optional[str]='all', context: Optional[str]='all', stacks: str='all', max_entries: int=sys.maxsize, device: _DeviceArg=None, clear_history: bool=False, **kwargs: Any) -> None:
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
+:func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
+history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    ...
+
 def _snapshot(device: _DeviceArg=None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-``{"segments": [...], "device_traces": [[] per device]}``, each segment with its blocks. The SDK does not
-record allocation history, so ``device_traces`` is empty and no ``frames`` are kept."""
+``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
+what :func:`_record_memory_history` kept (no stack ``frames``)."""
     ...
 
 def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
     """Writes :func:`_snapshot` to ``filename`` as a pickle (what PyTorch's memory visualiser reads)."""
+    ...
+
+class Graph(_graphs.Graph):
+    """A captured sequence of this backend's device work (``torch.cuda.CUDAGraph``; a
+    ``backend_sdk.accelerator.Graph``)."""
+
+def graph_pool_handle() -> tuple[int, int]:
+    """A memory pool id that several graph captures may share (``torch.cuda.graph_pool_handle``)."""
+    ...
+
+def is_current_stream_capturing() -> bool:
+    """True if the current stream of the current device is capturing a graph."""
+    ...
+
+class graph:
+    """``with accel.graph(g):`` captures the block's work on this backend into ``g`` (``torch.cuda.graph``):
+    synchronizes, makes ``stream`` (default: one side stream per process) current, captures, and restores the
+    stream on exit, also on an error (which drops the partial capture)."""
+    default_capture_stream: Optional['Stream'] = None
+
+    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]]=None, stream: Optional[_C._runtime.Stream]=None, capture_error_mode: str='global') -> None:
+        ...
+
+    def __enter__(self) -> None:
+        ...
+
+    def __exit__(self, *exc: Any) -> None:
+        ...
+
+def utilization(device: _DeviceArg=None) -> int:
+    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
+raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
+    ...
+
+def memory_usage(device: _DeviceArg=None) -> int:
+    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
+backend, as :func:`utilization`."""
     ...
 
 def _generator(device: _DeviceArg=None) -> Any:

@@ -29,7 +29,10 @@ struct Job {
   std::function<void()> fn;
 };
 
-// Runs on the stream's worker (Note [Simulated kernels], step 3).
+// Runs on the stream's worker (Note [Simulated kernels], step 3); possibly
+// again for every replay of a graph that recorded it, so it leaves the job
+// alone: release_job frees it after the last run (device_sim's
+// launch_kernel_reusable, Note [Simulated graphs]).
 void run_job(void* args) {
   Job* job = nullptr;
   std::memcpy(&job, args, sizeof(job));
@@ -38,10 +41,9 @@ void run_job(void* args) {
   } catch (const std::exception& e) {
     device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
   }
-  delete job;
 }
 
-// Instead of run_job when the kernel does not run (Note [Kernel jobs]).
+// After run_job's last run, or instead of it when the kernel does not run (Note [Kernel jobs]).
 void release_job(void* args) {
   Job* job = nullptr;
   std::memcpy(&job, args, sizeof(job));
@@ -138,7 +140,8 @@ Tensor host_alias(const Tensor& t) {
 void launch(Device device, const char* name, std::function<void()> fn) {
   auto* job = new Job{std::move(fn)};
   sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
-  sdk_status st = device_sim_launch_kernel_ex(stream.native(), name, &run_job, &release_job, &job, sizeof(job));
+  sdk_status st =
+      device_sim_launch_kernel_reusable(stream.native(), name, &run_job, &release_job, &job, sizeof(job));
   if (st != SDK_SUCCESS) {
     delete job;
     sdk::runtime::check_status(device.type, st, "accel: kernel launch");
@@ -448,13 +451,17 @@ void release_kernel_job(void* raw) {
   finish_job(job);
 }
 
-// Runs on the stream's worker (Note [Simulated kernels], step 3).
+// Runs on the stream's worker (Note [Simulated kernels], step 3); again for
+// every replay of a graph that recorded it (Note [Simulated graphs]), so it
+// works on a copy of the job's arguments and leaves the job to
+// release_kernel_job, which device_sim calls after the last run.
 void run_kernel_job(void* raw) {
   KernelJob* job = nullptr;
   std::memcpy(&job, raw, sizeof(job));
   try {
+    sdk::Stack args = job->args;  // call_boxed consumes its stack
     for (const AliasSpec& a : job->inputs) {
-      IValue& v = job->args[a.slot];
+      IValue& v = args[a.slot];
       if (a.list_pos < 0) {
         v = IValue(alias_of(a));
       } else if (v.is_list()) {
@@ -467,24 +474,23 @@ void run_kernel_job(void* raw) {
     }
     const size_t m = job->num_returns;
     if (job->out_variant != nullptr) {
-      for (const AliasSpec& a : job->results) job->args.emplace_back(alias_of(a));  // in return order
-      sdk::OperatorHandle(job->out_variant).call_boxed(&job->args);
+      for (const AliasSpec& a : job->results) args.emplace_back(alias_of(a));  // in return order
+      sdk::OperatorHandle(job->out_variant).call_boxed(&args);
     } else {
-      sdk::OperatorHandle(job->op).call_boxed(&job->args);
+      sdk::OperatorHandle(job->op).call_boxed(&args);
       for (const AliasSpec& a : job->results) {
-        sdk::ops::copy_(alias_of(a), job->args[job->args.size() - m + a.slot].to_tensor());
+        sdk::ops::copy_(alias_of(a), args[args.size() - m + a.slot].to_tensor());
       }
     }
   } catch (const std::exception& e) {
     device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
   }
-  release_kernel_job(raw);
 }
 
 void launch_job(Device device, const char* name, KernelJob* job) {
   sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
   sdk_status st =
-      device_sim_launch_kernel_ex(stream.native(), name, &run_kernel_job, &release_kernel_job, &job, sizeof(job));
+      device_sim_launch_kernel_reusable(stream.native(), name, &run_kernel_job, &release_kernel_job, &job, sizeof(job));
   if (st != SDK_SUCCESS) {
     finish_job(job);
     sdk::runtime::check_status(device.type, st, "accel: kernel launch");

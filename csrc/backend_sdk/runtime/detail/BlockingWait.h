@@ -28,11 +28,24 @@
 // mode is process-wide, as PyTorch's. Waits the SDK makes for its own
 // bookkeeping (the allocators' retry after out-of-memory, freeing pinned
 // blocks) are not BlockingWaits and are never reported.
+//
+// Note [Synchronising during capture]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// While a graph capture is in progress (Note [Graph capture], runtime/Graph.h)
+// a synchronising call would wait for work that was recorded, not queued, so
+// BlockingWait refuses it before waiting with a RuntimeError naming the call,
+// as CUDA refuses it ("operation not permitted when stream is capturing").
+// capture_error_mode picks whose calls: "global" / "default" every thread's,
+// "thread_local" the capturing thread's, "relaxed" none.
 #pragma once
 
 #include <backend_sdk/core/Macros.h>
 
 namespace sdk::runtime {
+
+// Note [Synchronising during capture]: mode 0 global (and default), 1 thread_local, 2 relaxed.
+SDK_API void note_capture_begin(int mode);
+SDK_API void note_capture_end(int mode);
 
 // Note [Sync debug mode]: 0 default, 1 warn, 2 error.
 SDK_API void set_sync_debug_mode(int mode);
