@@ -13,7 +13,7 @@ from backend_sdk import _C
 
 from ._sample_inputs import ALL_DTYPES, FLOATING, NUMERIC, SampleInput, make_tensor
 
-__all__ = ["make_ops20_ops"]
+__all__ = ["make_ops20_ops", "make_ops20_nn_ops"]
 
 
 def _S(fn: Callable) -> Callable:
@@ -264,3 +264,297 @@ def make_ops20_ops(OpInfo: Any) -> list:
         OpInfo("topk", _S(_topk_samples), _ovl("topk", ""), NUMERIC, _ref_topk, V, category="sorting",
                check_unsupported_dtypes=False),
     ]
+
+
+# ---- nn operators (values are checked against numpy in tests/test_nn_conv_norm.py; here: Meta vs CPU,
+# dtypes, variants) ----
+def _conv_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 6, 5)), (T((4, 3, 3, 3)), T((4,)), [1], [1], [1], False, [0], 1), {}, "2d")
+    yield SampleInput(T((1, 4, 7), "transposed"), (T((2, 2, 3)), None, [2], [0], [2], False, [0], 2), {}, "1d_groups")
+
+
+def _conv_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 4, 6, 5)), (T((2, 3, 6, 5)), T((4, 3, 3, 3)), [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                        [True, True, True]), {}, "all")
+
+
+def _conv_nd_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 6, 5)), (T((4, 3, 3, 3)), T((4,)), [2], [1]), {}, "conv2d")
+
+
+def _conv1d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 7)), (T((4, 3, 3)),), {}, "unbatched")
+
+
+def _layer_norm_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4, 5)), ([5], T((5,)), T((5,)), 1e-5), {}, "affine")
+    yield SampleInput(T((2, 3, 4), "transposed"), ([3, 4], None, None, 1e-5), {}, "plain")
+
+
+def _layer_norm_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 5)), (T((3, 5)), [5], T((3, 1)), T((3, 1), low=0.5, high=2), T((5,)), T((5,)),
+                                  [True, True, True]), {}, "affine")
+
+
+def _batch_norm_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((4, 3, 2, 2)), (T((3,)), T((3,)), None, None, True, 0.1, 1e-5), {}, "train_untracked")
+    yield SampleInput(T((4, 3)), (None, None, T((3,)), T((3,), low=0.5, high=2), False, 0.1, 1e-5), {}, "eval")
+
+
+def _batch_norm_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((4, 3, 2)), (T((4, 3, 2)), T((3,)), None, None, T((3,)), T((3,), low=0.5, high=2), True, 1e-5,
+                                     [True, True, True]), {}, "train")
+
+
+def _pool_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 6, 5)), ([2, 2],), {}, "default_stride")
+    yield SampleInput(T((3, 7, 7), "transposed"), ([3, 3], [2, 2], [1, 1]), {}, "padded_unbatched")
+
+
+def _max_pool_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 3, 2)), (T((2, 3, 6, 5)), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                                        make_tensor((2, 3, 3, 2), _C.int64, rng, low=0, high=4)), {}, "plain")
+
+
+def _avg_pool_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 3, 2)), (T((2, 3, 6, 5)), [2, 2], [2, 2], [0, 0], False, True, None), {}, "plain")
+
+
+def _adaptive_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 7, 5)), ([3, 2],), {}, "uneven")
+    yield SampleInput(T((3, 4, 4)), ([1, 1],), {}, "global")
+
+
+def _adaptive_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 3, 2)), (T((2, 3, 7, 5)),), {}, "uneven")
+
+
+def _embedding_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((6, 3)), (make_tensor((2, 4), _C.int64, rng, low=0, high=5),), {}, "plain")
+    yield SampleInput(T((6, 3)), (make_tensor((5,), _C.int64, rng, low=0, high=5), 2), {}, "padding_idx")
+
+
+def _embedding_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 4, 3)), (make_tensor((2, 4), _C.int64, rng, low=0, high=5), 6, 1, True), {}, "freq")
+
+
+def _dropout_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (0.0, True), {}, "p0")
+    yield SampleInput(T((3, 4)), (0.5, False), {}, "eval")
+
+
+def _native_dropout_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (0.5, False), {}, "eval")
+
+
+def _dropout_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (make_tensor((3, 4), _C.bool, rng), 2.0), {}, "plain")
+
+
+def _sdpa_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 2, 4, 8), low=-1, high=1), (T((2, 2, 5, 8), low=-1, high=1), T((2, 2, 5, 3))), {}, "plain")
+    yield SampleInput(T((2, 4, 8), low=-1, high=1), (T((2, 4, 8), low=-1, high=1), T((2, 4, 8)), None, 0.0, True), {},
+                      "causal")
+
+
+def _pad_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4)), ([1, 2, -1, 1],), {}, "constant_negative")
+
+
+def _pad_mode_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((1, 2, 4, 5)), ([2, 1, 1, 3], "reflect"), {}, "reflect")
+    yield SampleInput(T((2, 5)), ([2, 3], "replicate"), {}, "replicate")
+    yield SampleInput(T((1, 2, 4)), ([3, 1], "circular"), {}, "circular")
+
+
+def _pad1d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 5)), ([2, 1],), {}, "batched")
+
+
+def _pad2d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 4, 5)), ([1, 2, 3, 1],), {}, "unbatched")
+
+
+def _upsample_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((1, 2, 3, 4)), ([6, 5],), {}, "up")
+
+
+def _bilinear_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((1, 2, 3, 4)), ([6, 5], False), {}, "up")
+    yield SampleInput(T((1, 2, 4, 4)), ([3, 2], True), {}, "down_align_corners")
+
+
+def _einsum_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput("bij,bjk->bik", ([T((2, 3, 4)), T((2, 4, 5))],), {}, "bmm")
+    yield SampleInput("ii->i", ([T((3, 3))],), {}, "diagonal")
+    yield SampleInput("...ij,j", ([T((2, 3, 4)), T((4,))],), {}, "ellipsis_implicit")
+
+
+def _np_einsum(eq: str, ts: list) -> np.ndarray:
+    return np.einsum(eq, *ts)
+
+
+def _ref_constant_pad(x: np.ndarray, pad: list, value: float = 0) -> np.ndarray:
+    out = x
+    for i in range(len(pad) // 2):
+        d = x.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        sl = [slice(None)] * x.ndim
+        sl[d] = slice(max(-lo, 0), out.shape[d] - max(-hi, 0))
+        out = out[tuple(sl)]
+        widths = [(0, 0)] * x.ndim
+        widths[d] = (max(lo, 0), max(hi, 0))
+        out = np.pad(out, widths, constant_values=value)
+    return out
+
+
+def _ref_pad_mode(x: np.ndarray, pad: list, mode: str = "constant", value: Any = None) -> np.ndarray:
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return np.pad(x, widths, mode={"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode])
+
+
+def _ref_layer_norm(x: np.ndarray, shape: list, w: Any = None, b: Any = None, eps: float = 1e-5) -> tuple:
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.astype(np.float64).mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+    y = (x - mean) * rstd
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y, mean, rstd
+
+
+def _ref_batch_norm(x: np.ndarray, w: Any, b: Any, rm: Any, rv: Any, training: bool, momentum: float,
+                    eps: float) -> tuple:
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+    if training:
+        mean = x.astype(np.float64).mean(axis=axes)
+        invstd = 1 / np.sqrt(((x - mean.reshape(shape)) ** 2).mean(axis=axes) + eps)
+        saved = (mean, invstd)
+    else:
+        mean, invstd = rm, 1 / np.sqrt(rv + eps)
+        saved = (np.zeros(0), np.zeros(0))
+    y = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return (y,) + saved
+
+
+def _ref_max_pool(x: np.ndarray, k: list, stride: Any = None, pad: Any = (0, 0), dil: Any = (1, 1),
+                  ceil_mode: bool = False) -> tuple:
+    stride = stride or k
+    h, w = x.shape[-2:]
+    oh = (h + 2 * pad[0] - dil[0] * (k[0] - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * pad[1] - dil[1] * (k[1] - 1) - 1) // stride[1] + 1
+    out = np.zeros(x.shape[:-2] + (oh, ow), x.dtype)
+    idx = np.zeros(x.shape[:-2] + (oh, ow), np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            best = np.full(x.shape[:-2], -np.inf)
+            at = np.full(x.shape[:-2], -1)
+            for a in range(k[0]):
+                y = i * stride[0] - pad[0] + a * dil[0]
+                for c in range(k[1]):
+                    xx = j * stride[1] - pad[1] + c * dil[1]
+                    if 0 <= y < h and 0 <= xx < w:
+                        v = x[..., y, xx]
+                        better = v > best
+                        best = np.where(better, v, best)
+                        at = np.where(better, y * w + xx, at)
+            out[..., i, j] = best
+            idx[..., i, j] = at
+    return out, idx
+
+
+def make_ops20_nn_ops(OpInfo: Any) -> list:
+    """OpInfos of the nn operators (OpInfo passed in, as make_ops20_ops)."""
+    F = FLOATING
+    fn = ("functional",)
+    loose = {"float16": 5e-2, "bfloat16": 2e-1, "float32": 1e-4}
+    return [
+        OpInfo("convolution", _S(_conv_samples), ("aten::convolution",), F, None, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().convolution(*a)),
+        OpInfo("convolution_backward", _S(_conv_backward_samples), ("aten::convolution_backward",), F, None, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().convolution_backward(*a)[0],
+               doc="grad_input here; all three outputs against numerical gradients in tests/test_nn_conv_norm.py"),
+        OpInfo("conv2d", _S(_conv_nd_samples), ("aten::conv2d",), F, None, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().conv2d(*a)),
+        OpInfo("conv1d", _S(_conv1d_samples), ("aten::conv1d",), F, None, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().conv1d(*a)),
+        OpInfo("native_layer_norm", _S(_layer_norm_samples), ("aten::native_layer_norm", "aten::layer_norm"), F, _ref_layer_norm,
+               fn, category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().native_layer_norm(*a)),
+        OpInfo("native_layer_norm_backward", _S(_layer_norm_backward_samples), ("aten::native_layer_norm_backward",),
+               F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().native_layer_norm_backward(*a)[0],
+               doc="grad_input here; all three outputs in tests/test_nn_conv_norm.py"),
+        OpInfo("native_batch_norm", _S(_batch_norm_samples), ("aten::native_batch_norm", "aten::batch_norm"), F, _ref_batch_norm,
+               fn, category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().native_batch_norm(*a)),
+        OpInfo("native_batch_norm_backward", _S(_batch_norm_backward_samples), ("aten::native_batch_norm_backward",),
+               F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().native_batch_norm_backward(*a)[0],
+               doc="grad_input here; all three outputs in tests/test_nn_conv_norm.py"),
+        OpInfo("group_norm", _S(lambda d, r, T: iter([SampleInput(T((2, 4, 3)), (2, T((4,)), T((4,))), {}, "affine")])),
+               ("aten::group_norm", "aten::rms_norm"), F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().group_norm(*a), doc="rms_norm: tests/test_nn_conv_norm.py"),
+        OpInfo("max_pool2d_with_indices", _S(_pool_samples), ("aten::max_pool2d_with_indices", "aten::max_pool2d"), F,
+               _ref_max_pool, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().max_pool2d_with_indices(*a)),
+        OpInfo("max_pool2d_with_indices_backward", _S(_max_pool_backward_samples),
+               ("aten::max_pool2d_with_indices_backward",), F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().max_pool2d_with_indices_backward(*a)),
+        OpInfo("avg_pool2d", _S(_pool_samples), ("aten::avg_pool2d",), F, None, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().avg_pool2d(*a)),
+        OpInfo("avg_pool2d_backward", _S(_avg_pool_backward_samples), ("aten::avg_pool2d_backward",), F, None, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().avg_pool2d_backward(*a)),
+        OpInfo("adaptive_avg_pool2d", _S(_adaptive_samples),
+               ("aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"), F, None, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().adaptive_avg_pool2d(*a)),
+        OpInfo("_adaptive_avg_pool2d_backward", _S(_adaptive_backward_samples), ("aten::_adaptive_avg_pool2d_backward",),
+               F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten()._adaptive_avg_pool2d_backward(*a)),
+        OpInfo("embedding", _S(_embedding_samples), ("aten::embedding",), F,
+               lambda w, i, p=-1: w[i], fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().embedding(*a)),
+        OpInfo("embedding_dense_backward", _S(_embedding_backward_samples), ("aten::embedding_dense_backward",), F,
+               None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().embedding_dense_backward(*a)),
+        OpInfo("dropout", _S(_dropout_samples), ("aten::dropout",), F, lambda x, p, train: x, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().dropout(*a)),
+        OpInfo("native_dropout", _S(_native_dropout_samples), ("aten::native_dropout",), F,
+               lambda x, p, train: (x, np.ones(x.shape, np.bool_)), fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().native_dropout(*a)),
+        OpInfo("native_dropout_backward", _S(_dropout_backward_samples), ("aten::native_dropout_backward",), F,
+               lambda g, m, s: g * m * s, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().native_dropout_backward(*a)),
+        OpInfo("scaled_dot_product_attention", _S(_sdpa_samples),
+               ("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_attention_math"), F, None, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().scaled_dot_product_attention(*a)),
+        OpInfo("constant_pad_nd", _S(_pad_samples), ("aten::constant_pad_nd",), ALL_DTYPES, _ref_constant_pad, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().constant_pad_nd(*a)),
+        OpInfo("pad", _S(_pad_mode_samples), ("aten::pad",), ALL_DTYPES, _ref_pad_mode, fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().pad(*a)),
+        OpInfo("reflection_pad1d", _S(_pad1d_samples), ("aten::reflection_pad1d", "aten::replication_pad1d"),
+               ALL_DTYPES, lambda x, p: _ref_pad_mode(x, p, "reflect"), fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().reflection_pad1d(*a)),
+        OpInfo("replication_pad2d", _S(_pad2d_samples), ("aten::replication_pad2d", "aten::reflection_pad2d"),
+               ALL_DTYPES, lambda x, p: _ref_pad_mode(x, p, "replicate"), fn, category="nn",
+               check_unsupported_dtypes=False, op=lambda *a: _aten().replication_pad2d(*a)),
+        OpInfo("upsample_nearest2d", _S(_upsample_samples), ("aten::upsample_nearest2d",), ALL_DTYPES, None, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().upsample_nearest2d(*a)),
+        OpInfo("upsample_bilinear2d", _S(_bilinear_samples), ("aten::upsample_bilinear2d",), F, None, fn,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().upsample_bilinear2d(*a)),
+        OpInfo("einsum", _S(_einsum_samples), ("aten::einsum",), F, _np_einsum, fn, atol=loose, rtol=loose,
+               category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().einsum(*a)),
+    ]
+
+
+def _aten() -> Any:
+    from backend_sdk import ops
+
+    return ops.aten

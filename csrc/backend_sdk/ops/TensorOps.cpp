@@ -150,14 +150,9 @@ Tensor diagonal_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t d
   return as_strided(self, sizes, strides, start);
 }
 
-Tensor clone_of(const Tensor& t) {
-  SDK_CX_OP("aten::clone", Tensor(const Tensor&, std::optional<int64_t>));
-  return op.call(t, std::nullopt);
-}
-
 Tensor diag_impl(const Tensor& self, int64_t k) {
   SDK_CHECK_VALUE(self.dim() == 1 || self.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", self.dim(), "D");
-  if (self.dim() == 2) return clone_of(diagonal_impl(self, k, 0, 1));
+  if (self.dim() == 2) return cx::clone(diagonal_impl(self, k, 0, 1));
   const int64_t n = self.size(0);
   const int64_t pad = k >= 0 ? k : -k;
   const int64_t m = n + pad;
@@ -196,7 +191,7 @@ Tensor roll_impl(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     if (s == 0) continue;
     out = cat(std::vector<Tensor>{narrow(out, d, n - s, s), narrow(out, d, 0, n - s)}, d);
   }
-  return out.is_same(self) ? clone_of(self) : out;
+  return out.is_same(self) ? cx::clone(self) : out;
 }
 
 Tensor tile_impl(const Tensor& self, IntArrayRef dims) {
@@ -275,7 +270,7 @@ double finite_max(ScalarType t) {
 
 Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                        std::optional<double> neginf) {
-  if (!is_floating_type(self.dtype())) return clone_of(self);
+  if (!is_floating_type(self.dtype())) return cx::clone(self);
   const double big = finite_max(self.dtype());
   Tensor out = where_so(ne_s(self, Scalar(INFINITY)), self, Scalar(posinf.value_or(big)));
   out = where_so(ne_s(self, Scalar(-INFINITY)), out, Scalar(neginf.value_or(-big)));

@@ -140,6 +140,10 @@ inline T bernoulli_p(CT a, double p) {
   SDK_CX_OP("aten::bernoulli.p", T(CT, double, const std::optional<Generator>&));
   return op.call(a, p, std::nullopt);
 }
+inline T clone(CT a) {
+  SDK_CX_OP("aten::clone", T(CT, std::optional<int64_t>));
+  return op.call(a, std::nullopt);
+}
 inline T to_dtype(CT a, ScalarType dtype) { return a.dtype() == dtype ? a : _to_copy(a, dtype); }
 // A 0-d tensor flagged as a wrapped number: it takes part in type promotion as a Python scalar would.
 inline T wrapped(const Scalar& s) { return wrapped_scalar_tensor(s); }
@@ -193,6 +197,41 @@ inline T narrow(CT a, int64_t dim, int64_t start, int64_t length) {
   sizes[dim] = length;
   const int64_t offset = a.numel() == 0 ? a.storage_offset() : a.storage_offset() + start * a.stride(dim);
   return as_strided(a, sizes, a.strides(), offset);
+}
+
+// ---- for CPU kernels that work on contiguous buffers ----
+// float64 computes in float64, every other floating dtype in float32 (PyTorch's opmath type on CPU).
+inline ScalarType compute_type(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
+// t itself when contiguous of dtype ct, else a contiguous copy converted to ct.
+inline T dense(CT t, ScalarType ct) {
+  if (t.is_contiguous() && t.dtype() == ct) return t;
+  return copy_(make_tensor(t.sizes(), ct, t.device()), t);
+}
+// t converted to dtype `want` (t itself when it has it).
+inline T as_dtype(CT t, ScalarType want) {
+  return t.dtype() == want ? t : copy_(make_tensor(t.sizes(), want, t.device()), t);
+}
+// f(float{}) or f(double{}) for a compute type.
+template <typename F>
+void floating_dispatch(ScalarType ct, const char* op, const F& f) {
+  if (ct == ScalarType::Float64) return f(double{});
+  SDK_CHECK_TYPE(ct == ScalarType::Float32, op, ": unsupported compute dtype ", scalar_type_name(ct));
+  f(float{});
+}
+
+// Note [Boxed kernels for bool lists]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The backward operators' `bool[3] output_mask` is a list type the unboxed
+// argument conversions do not cover (Note [Kernel argument types]), so their
+// kernels are boxed: they read the stack with these helpers. A Python list of
+// bools may arrive as a generic list or as an int list.
+inline bool list_bool(const IValue& v, size_t i) {
+  if (v.is_list()) return v.to_list().at(i).to_bool();
+  return v.to_int_list().at(i) != 0;
+}
+inline std::optional<Tensor> opt_tensor(const IValue& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_tensor();
 }
 
 // ---- index tensors (not differentiable: integers) ----
