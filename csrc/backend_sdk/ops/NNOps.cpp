@@ -503,8 +503,8 @@ Tensor einsum_impl(std::string_view equation, TensorList tensors, std::optional<
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  SDK_CHECK_VALUE(terms.size() <= tensors.size(), "einsum(): more operands were provided than specified in the equation");
-  SDK_CHECK_VALUE(terms.size() >= tensors.size(),
+  SDK_CHECK_VALUE(tensors.size() <= terms.size(), "einsum(): more operands were provided than specified in the equation");
+  SDK_CHECK_VALUE(tensors.size() >= terms.size(),
                   "einsum(): fewer operands were provided than were specified in the equation");
   int64_t ell_dims = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
