@@ -223,3 +223,44 @@ def test_python_shorthands(device):
     assert x.get_device() == (-1 if device == "cpu" else 0)
     n = x.new_tensor([1, 2])
     assert n.dtype == torch.float32 and n.device == x.device
+
+
+def test_randperm(device):
+    torch.manual_seed(3)
+    p = torch.randperm(50, device=device)
+    assert p.dtype == torch.int64 and p.device.type == device
+    assert sorted(N(p).tolist()) == list(range(50))
+    torch.manual_seed(3)
+    assert N(torch.randperm(50, device=device)).tolist() == N(p).tolist()
+    assert N(torch.randperm(50, device=device)).tolist() != N(p).tolist()
+    g = torch.Generator()
+    g.manual_seed(5)
+    a = torch.randperm(20, generator=g)
+    g.manual_seed(5)
+    assert N(a).tolist() == N(torch.randperm(20, generator=g)).tolist()
+    assert torch.randperm(4, dtype=torch.float32).dtype == torch.float32
+    assert list(torch.randperm(0).shape) == [0]
+    with pytest.raises(RuntimeError, match="n must be non-negative"):
+        torch.randperm(-1)
+
+
+def test_multinomial(device):
+    probs = np.array([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]], np.float32)
+    torch.manual_seed(0)
+    s = N(torch.multinomial(T(probs, device), 3))
+    for row, p in zip(s, probs):
+        assert len(set(row.tolist())) == 3 and all(p[j] > 0 for j in row)
+    torch.manual_seed(0)
+    many = N(T(probs[0], device).multinomial(20000, replacement=True))
+    freq = np.bincount(many, minlength=4) / many.size
+    np.testing.assert_allclose(freq, probs[0], atol=0.015)
+    torch.manual_seed(0)
+    assert N(T(probs[0], device).multinomial(20000, True)).tolist() == many.tolist()
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples without"):
+        torch.multinomial(T(probs, device), 5)
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        torch.multinomial(T(np.array([0.5, -1.0], np.float32), device), 1)
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution \\(sum of probabilities <= 0\\)"):
+        torch.multinomial(T(np.zeros(3, np.float32), device), 1)
+    with pytest.raises(RuntimeError, match="prob_dist must be 1 or 2 dim"):
+        torch.multinomial(T(np.ones((2, 2, 2), np.float32), device), 1)

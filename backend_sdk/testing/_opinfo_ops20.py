@@ -472,6 +472,16 @@ def _ref_max_pool(x: np.ndarray, k: list, stride: Any = None, pad: Any = (0, 0),
     return out, idx
 
 
+def _randperm_samples(op: Any, dtype: Any, rng: np.random.Generator) -> Iterable[SampleInput]:
+    for n in (10, 0, 1):
+        yield SampleInput(n, (), {"dtype": dtype}, f"n{n}")
+
+
+def _multinomial_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 5), low=0.1, high=1), (3,), {}, "without_replacement")
+    yield SampleInput(T((4,), low=0.1, high=1), (6, True), {}, "with_replacement")
+
+
 def make_ops20_nn_ops(OpInfo: Any) -> list:
     """OpInfos of the nn operators (OpInfo passed in, as make_ops20_ops)."""
     F = FLOATING
@@ -549,6 +559,12 @@ def make_ops20_nn_ops(OpInfo: Any) -> list:
                category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().upsample_nearest2d(*a)),
         OpInfo("upsample_bilinear2d", _S(_bilinear_samples), ("aten::upsample_bilinear2d",), F, None, fn,
                category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().upsample_bilinear2d(*a)),
+        OpInfo("randperm", _randperm_samples, ("aten::randperm", "aten::randperm.generator"),
+               tuple(d for d in ALL_DTYPES if d not in (_C.bool, _C.int8, _C.uint8)), None, fn, random=True,
+               category="random", check_unsupported_dtypes=False, doc="values: tests/test_ops_nn_kernels.py"),
+        OpInfo("multinomial", _S(_multinomial_samples), ("aten::multinomial",), F, None, ("functional",),
+               category="random", check_unsupported_dtypes=False,
+               doc="int64 result (not a *_like op): determinism and frequencies in tests/test_ops_nn_kernels.py"),
         OpInfo("einsum", _S(_einsum_samples), ("aten::einsum",), F, _np_einsum, fn, atol=loose, rtol=loose,
                category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().einsum(*a)),
     ]

@@ -1,14 +1,13 @@
 """``Conv1d``, ``Conv2d`` (``torch.nn.modules.conv``) over ``aten::convolution``."""
 from __future__ import annotations
 
-import math
 from typing import Any, Tuple
 
 from ..._factories import empty
 from ..._tensor import Tensor
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
+from .linear import Linear
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d"]
@@ -63,13 +62,8 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Re-draws weight and bias from the default generator (PyTorch's scheme)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        """Re-draws weight and bias from the default generator: Linear's scheme (as PyTorch's)."""
+        Linear.reset_parameters(self)  # type: ignore[arg-type]
 
     def _conv(self, input: Tensor) -> Tensor:
         fn = F.conv1d if self._dims == 1 else F.conv2d
