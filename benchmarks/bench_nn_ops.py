@@ -1,8 +1,8 @@
 """nn operators (issue 20): backend_sdk vs torch 2.13 CPU (when importable) in one run, single-threaded
 and default threads.
 
-    PYTHONPATH=. /tmp/tv/bin/python benchmarks/bench_nn_ops.py                  # default threads
-    SDK_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. /tmp/tv/bin/python benchmarks/bench_nn_ops.py
+    PYTHONPATH=.:/tmp/tv/lib/python3.11/site-packages python benchmarks/bench_nn_ops.py   # default threads
+    SDK_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=.:/tmp/tv/lib/python3.11/site-packages python benchmarks/bench_nn_ops.py
 
 Targets (issue 20): conv2d forward and backward at ResNet-18 block shapes at most 1.5x torch;
 layer_norm, softmax, scaled_dot_product_attention and embedding at most 1.2x. Backward rows time
