@@ -439,3 +439,33 @@ def test_layers_shapes_state_and_repr(device):
     assert list(bn1(T(rnd(6, 4), device)).shape) == [6, 4]
     c1 = nn.Conv1d(4, 2, 3, padding_mode="reflect", padding=1).to(device)
     assert list(c1(T(rnd(2, 4, 7), device)).shape) == [2, 2, 7]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_matches_numpy(device, batch_first):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2, batch_first=batch_first).to(device)
+    assert set(mha.state_dict()) == {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"}
+    x = rnd(5, 3, 8)  # (L, N, E)
+    pad = np.zeros((3, 5), bool)
+    pad[1, -2:] = True
+    causal = np.triu(np.ones((5, 5), bool), 1)
+    inp = T(np.swapaxes(x, 0, 1) if batch_first else x, device)
+    out, w = mha(inp, inp, inp, key_padding_mask=T(pad, device), attn_mask=T(causal, device))
+    W, B = N(mha.in_proj_weight), N(mha.in_proj_bias)
+    q, k, v = (x @ W[i * 8:(i + 1) * 8].T + B[i * 8:(i + 1) * 8] for i in range(3))
+
+    def heads(t):
+        return t.reshape(5, 3, 2, 4).transpose(1, 2, 0, 3)
+
+    q, k, v = heads(q), heads(k), heads(v)
+    s = q @ k.transpose(0, 1, 3, 2) / 2.0
+    s = np.where(causal | pad[:, None, None, :], -np.inf, s)
+    a = np.exp(s - s.max(-1, keepdims=True))
+    a /= a.sum(-1, keepdims=True)
+    o = (a @ v).transpose(2, 0, 1, 3).reshape(5, 3, 8) @ N(mha.out_proj.weight).T + N(mha.out_proj.bias)
+    np.testing.assert_allclose(N(out), np.swapaxes(o, 0, 1) if batch_first else o, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(N(w), a.mean(1), rtol=1e-4, atol=1e-6)
+    fast, none = mha(inp, inp, inp, key_padding_mask=T(pad, device), attn_mask=T(causal, device), need_weights=False)
+    assert none is None
+    np.testing.assert_allclose(N(fast), N(out), rtol=1e-4, atol=1e-5)
