@@ -125,6 +125,9 @@ def _install_operator_functions() -> list[str]:
 
 
 Tensor.norm = norm  # torch.norm's signature (p='fro', dim as int or list)
+from ._tensor_methods import install as _install_tensor_methods, is_tensor, numel  # noqa: E402
+
+_install_tensor_methods()
 __all__ = [
     # dtypes and their PyTorch aliases
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
@@ -138,7 +141,7 @@ __all__ = [
     "arange", "empty", "empty_like", "empty_strided", "from_dlpack", "from_numpy", "frombuffer", "full",
     "full_like", "ones", "ones_like", "tensor", "zeros", "zeros_like",
     # functions and modes
-    "save", "load", "get_default_dtype", "set_default_dtype", "promote_types", "nonzero", "where", "norm", "trace",
+    "save", "load", "is_tensor", "numel", "get_default_dtype", "set_default_dtype", "promote_types", "nonzero", "where", "norm", "trace",
     "GraphModule", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state",
     # submodules

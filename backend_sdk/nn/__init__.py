@@ -1,8 +1,7 @@
 """``backend_sdk.nn``: modules, parameters, initialisers and functional forms, as ``torch.nn``.
 
-What exists is what today's operators express (linear layers, activations, dropout,
-the losses); layers that need operators the SDK does not have yet (convolution,
-pooling, normalisation, embedding, attention) are absent rather than faked.
+Layers: linear, convolution, pooling, normalization, embedding, activations, dropout and
+the losses, each over the aten operators of backend_sdk.nn.functional.
 """
 from .parameter import Buffer, Parameter
 from .modules import *  # noqa: F401,F403

@@ -4,10 +4,11 @@ Where an aten operator exists (``linear``, ``relu``, ``gelu``, ``silu``, ``softm
 ``log_softmax``, ``cross_entropy_loss``, ``nll_loss_nd``, ``mse_loss``) the function calls
 it; the others are composites of existing operators, so autograd works through the
 operators' own derivative formulas and every backend that implements those operators
-runs them (``dropout`` = ``bernoulli`` mask times the input, ``one_hot`` = ``scatter``
-into zeros, the losses from ``abs``/``where``/``log1p``...). Operators the SDK does not
-have yet (convolution, pooling, norms, embedding, pad, interpolate, attention) are not
-faked here: their functional names are absent.
+runs them (``one_hot`` = ``scatter`` into zeros, the losses from ``abs``/``where``/``log1p``...).
+Convolution, pooling, normalization, embedding, attention, padding and interpolation call
+their aten operators (``aten::convolution``, ``aten::max_pool2d_with_indices``,
+``aten::native_layer_norm``, ``aten::scaled_dot_product_attention``, ...; docs/architecture.md
+"nn operators").
 
 The legacy ``size_average``/``reduce`` arguments map to ``reduction`` as in PyTorch.
 """
@@ -26,6 +27,8 @@ __all__ = [
     "softmax", "log_softmax", "dropout", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy_with_logits", "binary_cross_entropy",
+    "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding", "layer_norm", "rms_norm",
+    "group_norm", "batch_norm", "scaled_dot_product_attention", "pad", "interpolate",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -179,21 +182,14 @@ def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3, 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes elements with probability p and scales the rest by 1/(1-p) while training.
 
-    The mask is ``aten::bernoulli.p`` drawn from the default generator of input's device, so
-    ``manual_seed`` reproduces it on every backend (Note [Philox random numbers]).
+    ``aten::dropout``: the mask is ``aten::bernoulli.p`` drawn from the default generator of input's
+    device, so ``manual_seed`` reproduces it on every backend (Note [Philox random numbers]).
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    result = ops.aten.dropout(input, p, training)
+    if result is input:
         return input
-    if p == 1.0:
-        result = input * 0
-    else:
-        from ..autograd.grad_mode import no_grad
-
-        with no_grad():
-            mask = ops.aten.bernoulli.p(input, 1.0 - p)
-        result = input * mask * (1.0 / (1.0 - p))
     if inplace:
         return input.copy_(result)
     return result
@@ -352,3 +348,165 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor]
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+# ---- convolution, pooling, normalization, embedding, attention, padding, resampling ---------------
+# Each is PyTorch's functional signature over the aten operator of the same name (Note [nn composites],
+# csrc/backend_sdk/ops/NNOps.cpp): conv1d/conv2d -> aten::convolution, max_pool2d ->
+# max_pool2d_with_indices, layer_norm -> native_layer_norm, batch_norm -> native_batch_norm.
+
+
+def _pair(v: Any, n: int = 2) -> List[int]:
+    if isinstance(v, (list, tuple)):
+        return [int(x) for x in v]
+    return [int(v)] * n
+
+
+def _conv_padding(padding: Any, weight: Tensor, dilation: Any, stride: Any, spatial: int, name: str) -> List[int]:
+    """Integer padding for padding='valid' / 'same' (stride 1 only, as PyTorch; 'same' needs an odd effective
+    kernel here: PyTorch pads one more at the end otherwise)."""
+    if not isinstance(padding, str):
+        return _pair(padding, spatial)
+    if padding == "valid":
+        return [0] * spatial
+    if padding != "same":
+        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+    if any(s != 1 for s in _pair(stride, spatial)):
+        raise ValueError("padding='same' is not supported for strided convolutions")
+    out = []
+    for k, d in zip(list(weight.shape)[2:], _pair(dilation, spatial)):
+        total = d * (k - 1)
+        if total % 2:
+            raise NotImplementedError(f"{name}: padding='same' with an even effective kernel size is not supported yet")
+        out.append(total // 2)
+    return out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution over (N, C, L) or unbatched (C, L) input (``aten::conv1d`` -> ``aten::convolution``)."""
+    pad = _conv_padding(padding, weight, dilation, stride, 1, "conv1d")
+    return ops.aten.conv1d(input, weight, bias, _pair(stride, 1), pad, _pair(dilation, 1), groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution over (N, C, H, W) or unbatched (C, H, W) input (``aten::conv2d`` -> ``aten::convolution``)."""
+    pad = _conv_padding(padding, weight, dilation, stride, 2, "conv2d")
+    return ops.aten.conv2d(input, weight, bias, _pair(stride), pad, _pair(dilation), groups)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-D max pooling; with return_indices, also the flat (h * W + w) index of each maximum."""
+    stride = [] if stride is None else _pair(stride)
+    out, idx = ops.aten.max_pool2d_with_indices(input, _pair(kernel_size), stride, _pair(padding), _pair(dilation),
+                                                ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: Optional[int] = None) -> Tensor:
+    """2-D average pooling (``aten::avg_pool2d``)."""
+    stride = [] if stride is None else _pair(stride)
+    return ops.aten.avg_pool2d(input, _pair(kernel_size), stride, _pair(padding), ceil_mode, count_include_pad,
+                               divisor_override)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to output_size (an int, or a pair whose None entries keep the input's size)."""
+    size = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size, output_size]
+    size = [int(input.shape[-2 + i]) if s is None else int(s) for i, s in enumerate(size)]
+    return ops.aten.adaptive_avg_pool2d(input, size)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of weight selected by the integer input; the padding_idx row gets no gradient."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported by the SDK yet")
+    return ops.aten.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
+    """Normalizes over the trailing normalized_shape dims (``aten::layer_norm`` -> ``native_layer_norm``)."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return ops.aten.layer_norm(input, shape, weight, bias, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Optional[Tensor] = None,
+             eps: Optional[float] = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing dims, times weight (eps defaults to the dtype's epsilon)."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return ops.aten.rms_norm(input, shape, weight, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalizes each group of channels of each sample."""
+    return ops.aten.group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+               weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalization over the channel dim (1); updates the running statistics in place while training."""
+    return ops.aten.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T * scale + mask) v, with a causal mask, a bool or additive attn_mask, and dropout."""
+    return ops.aten.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                                 enable_gqa=enable_gqa)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Optional[float] = None) -> Tensor:
+    """Pads the last len(pad) // 2 dims: constant (any dims), reflect, replicate, circular (last 1 or 2 dims)."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    return ops.aten.pad(input, list(pad), mode, value)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None,
+                antialias: bool = False) -> Tensor:
+    """Resizes the spatial dims of 4-D input: mode 'nearest' or 'bilinear'."""
+    if mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported by the SDK yet (nearest, bilinear)")
+    if align_corners is not None and mode == "nearest":
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported by the SDK yet")
+    if input.dim() != 4:
+        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported here (got {input.dim()}D) "
+                                  f"for the modes: nearest | bilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    scales: List[Optional[float]] = [None, None]
+    if size is not None:
+        out = _pair(size)
+        if len(out) != 2:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(input.shape[2:])} and output size of {out}.")
+    else:
+        factors = [float(f) for f in (scale_factor if isinstance(scale_factor, (list, tuple)) else [scale_factor] * 2)]
+        out = [int(math.floor(float(input.shape[2 + i]) * factors[i])) for i in range(2)]
+        if not recompute_scale_factor:
+            scales = factors
+    if mode == "nearest":
+        return ops.aten.upsample_nearest2d(input, out, scales[0], scales[1])
+    return ops.aten.upsample_bilinear2d(input, out, bool(align_corners), scales[0], scales[1])

@@ -1821,6 +1821,10 @@ def _build() -> list[OpInfo]:
     ops += _make_factory_ops()
     ops += _make_random_ops()
     ops += _make_loss_ops()
+    from ._opinfo_ops20 import make_ops20_nn_ops, make_ops20_ops
+
+    ops += make_ops20_ops(OpInfo)
+    ops += make_ops20_nn_ops(OpInfo)
     return ops
 
 
