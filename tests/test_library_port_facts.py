@@ -426,3 +426,36 @@ def test_every_written_argument_gets_one_version_bump(ns: str) -> None:
     assert after == [before[0]] + [v + 1 for v in before[1:]]  # x is not written; each written one once
     f(x, None, z, w)  # an absent optional is skipped
     assert [t._version for t in (*z, w[0], w[2])] == [v + 2 for v in before[2:]]
+
+
+def test_supports_tensorlist_lets_a_function_take_lists() -> None:
+    from backend_sdk._library.autograd import supports_tensorlist
+
+    seen = {}
+
+    @supports_tensorlist
+    class Stack(backend_sdk.autograd.Function):
+        @staticmethod
+        def forward(ctx, xs, scale):  # noqa: ANN001, ANN205
+            ctx.n, ctx.scale = len(xs), scale
+            return backend_sdk.stack(xs) * scale
+
+        @staticmethod
+        def backward(ctx, grad):  # noqa: ANN001, ANN205
+            seen["needs"] = ctx.needs_input_grad
+            return [g * ctx.scale for g in grad.unbind(0)], None
+
+    xs = [backend_sdk.tensor(float(i)).requires_grad_(True) for i in range(3)]
+    grads = backend_sdk.autograd.grad(Stack.apply(xs, 2.0).sum(), xs)
+    assert [float(g) for g in grads] == [2.0, 2.0, 2.0]
+    assert seen["needs"] == ([True, True, True], False)
+    with pytest.raises(NotImplementedError, match="Function.forward directly"):
+        Stack.forward(None, xs, 2.0)
+    with pytest.raises(NotImplementedError, match="Function.backward directly"):
+        Stack.backward(None, xs)
+
+
+def test_tag_out_manual_schema_with_a_non_tensor_out_is_refused(ns: str) -> None:
+    with pytest.raises(ValueError, match="only supports Tensor mutable arguments"):
+        custom_op(f"{ns}::o", lambda x, *, out: out, mutates_args={"out"}, tags=backend_sdk.Tag.out,
+                  schema="(Tensor x, *, int(a!) out) -> int(a!)")

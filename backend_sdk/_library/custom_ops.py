@@ -531,6 +531,13 @@ def custom_op(
             try:
                 parsed = _C._parse_schema(f"{name}{schema_str}")
             except ValueError as e:
+                if Tag.out in tag_set and "alias annotations are only allowed on Tensor types" in str(e):
+                    # PyTorch's parser takes the annotation and its Tag.out check refuses it; ours refuses
+                    # at parsing, so the Tag.out sentence is said here.
+                    raise ValueError(
+                        f"Schema tagged with backend_sdk.Tag.out only supports Tensor mutable arguments. "
+                        f"Got: {schema_str} ({e})"
+                    ) from None
                 raise ValueError(f"custom_op({name!r}): the schema {schema_str!r} does not parse: {e}") from None
             if mutates_args != "unknown":
                 declared = set(mutates_args)
