@@ -90,9 +90,12 @@ class _KeywordOnly:
 # Keyword-only arguments travel to the Function as one trailing non-Tensor input, as PyTorch's Metadata does.
 
 
-def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_context: Callable | None,
+def make_autograd_kernel(qualname: str, schema: Any, backward: Callable | None, setup_context: Callable | None,
                          dirty_first: bool = False) -> Callable:
     """A boxed kernel (with keyset) for the Autograd key of ``qualname`` (Note [Custom op autograd inputs]).
+
+    ``backward=None``: the default kernel of a custom op without register_autograd; its backward raises
+    PyTorch's "no autograd formula was registered".
 
     ``dirty_first``: the operator is tagged Tag.inplace; its first argument is written and returned, so it is
     marked dirty (Note [Tagged in-place and out= custom operators]).
@@ -142,6 +145,11 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
                 setup_context(ctx=ctx, inputs=full, output=output)
 
         def backward_fn(ctx: Any, *grads: Any) -> Any:
+            if backward is None:  # a custom op without register_autograd, as PyTorch 2.13 says it
+                raise RuntimeError(
+                    f"Trying to backward through {qualname} but no autograd formula was registered. "
+                    f"Please use register_autograd to add one."
+                )
             result = backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
