@@ -459,3 +459,20 @@ def test_tag_out_manual_schema_with_a_non_tensor_out_is_refused(ns: str) -> None
     with pytest.raises(ValueError, match="only supports Tensor mutable arguments"):
         custom_op(f"{ns}::o", lambda x, *, out: out, mutates_args={"out"}, tags=backend_sdk.Tag.out,
                   schema="(Tensor x, *, int(a!) out) -> int(a!)")
+
+
+def test_argument_default_values_as_pytorch_reports_them(ns: str) -> None:
+    got = []
+
+    @custom_op(f"{ns}::f", mutates_args=())
+    def f(x: Tensor, a: Optional[int] = None, b: float = 3.14, f: backend_sdk.dtype = backend_sdk.float32,
+          h: backend_sdk.dtype = backend_sdk.int32, i: backend_sdk.device = backend_sdk.device("cpu:0"),
+          j: backend_sdk.device = "cpu") -> Tensor:
+        got.extend([a, b, f, h, i, j])
+        return x.clone()
+
+    f(arr(1))  # the quoted device defaults ("cpu:0") parse when the call fills them in
+    assert got == [None, 3.14, backend_sdk.float32, backend_sdk.int32, backend_sdk.device("cpu:0"), "cpu"]
+    defaults = [a.default_value for a in f._opoverload._schema.arguments]
+    # dtypes as c10::ScalarType numbers (float32 6, int32 3), devices as devices, no default as None
+    assert defaults == [None, None, 3.14, 6, 3, backend_sdk.device("cpu:0"), backend_sdk.device("cpu")]
