@@ -655,6 +655,11 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
         raise TypeError(f"register_autograd({qualname}): setup_context must be callable or None")
     kernel = make_autograd_kernel(qualname, schema, backward, setup_context, dirty_first=inplace)
     ns, name = qualname.split("::", 1)
+    from ._library.custom_ops import _custom_ops
+
+    custom = _custom_ops.get(qualname)
+    if custom is not None:
+        custom._drop_default_autograd()  # the formula replaces the custom op's "no formula" kernel
     if lib is None:
         previous = _autograd_libs.pop(qualname, None)
         if previous is not None:  # a new formula replaces the previous one

@@ -426,3 +426,53 @@ def test_every_written_argument_gets_one_version_bump(ns: str) -> None:
     assert after == [before[0]] + [v + 1 for v in before[1:]]  # x is not written; each written one once
     f(x, None, z, w)  # an absent optional is skipped
     assert [t._version for t in (*z, w[0], w[2])] == [v + 2 for v in before[2:]]
+
+
+def test_supports_tensorlist_lets_a_function_take_lists() -> None:
+    from backend_sdk._library.autograd import supports_tensorlist
+
+    seen = {}
+
+    @supports_tensorlist
+    class Stack(backend_sdk.autograd.Function):
+        @staticmethod
+        def forward(ctx, xs, scale):  # noqa: ANN001, ANN205
+            ctx.n, ctx.scale = len(xs), scale
+            return backend_sdk.stack(xs) * scale
+
+        @staticmethod
+        def backward(ctx, grad):  # noqa: ANN001, ANN205
+            seen["needs"] = ctx.needs_input_grad
+            return [g * ctx.scale for g in grad.unbind(0)], None
+
+    xs = [backend_sdk.tensor(float(i)).requires_grad_(True) for i in range(3)]
+    grads = backend_sdk.autograd.grad(Stack.apply(xs, 2.0).sum(), xs)
+    assert [float(g) for g in grads] == [2.0, 2.0, 2.0]
+    assert seen["needs"] == ([True, True, True], False)
+    with pytest.raises(NotImplementedError, match="Function.forward directly"):
+        Stack.forward(None, xs, 2.0)
+    with pytest.raises(NotImplementedError, match="Function.backward directly"):
+        Stack.backward(None, xs)
+
+
+def test_tag_out_manual_schema_with_a_non_tensor_out_is_refused(ns: str) -> None:
+    with pytest.raises(ValueError, match="only supports Tensor mutable arguments"):
+        custom_op(f"{ns}::o", lambda x, *, out: out, mutates_args={"out"}, tags=backend_sdk.Tag.out,
+                  schema="(Tensor x, *, int(a!) out) -> int(a!)")
+
+
+def test_argument_default_values_as_pytorch_reports_them(ns: str) -> None:
+    got = []
+
+    @custom_op(f"{ns}::f", mutates_args=())
+    def f(x: Tensor, a: Optional[int] = None, b: float = 3.14, f: backend_sdk.dtype = backend_sdk.float32,
+          h: backend_sdk.dtype = backend_sdk.int32, i: backend_sdk.device = backend_sdk.device("cpu:0"),
+          j: backend_sdk.device = "cpu") -> Tensor:
+        got.extend([a, b, f, h, i, j])
+        return x.clone()
+
+    f(arr(1))  # the quoted device defaults ("cpu:0") parse when the call fills them in
+    assert got == [None, 3.14, backend_sdk.float32, backend_sdk.int32, backend_sdk.device("cpu:0"), "cpu"]
+    defaults = [a.default_value for a in f._opoverload._schema.arguments]
+    # dtypes as c10::ScalarType numbers (float32 6, int32 3), devices as devices, no default as None
+    assert defaults == [None, None, 3.14, 6, 3, backend_sdk.device("cpu:0"), backend_sdk.device("cpu")]

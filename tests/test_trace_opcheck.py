@@ -239,8 +239,12 @@ def test_autograd_registration_catches_missing_formula(ns: str) -> None:
     noformula.register_fake(lambda x: like(x))
     x = arr(3)
     x.requires_grad_(True)
-    with pytest.raises(OpCheckError, match="test_autograd_registration failed"):
-        opcheck(noformula, (x,), test_utils="test_autograd_registration")
+    # As in PyTorch 2.13 a custom_op always has an Autograd kernel, so the registration check passes; the
+    # missing formula is the error of backward.
+    assert opcheck(noformula, (x,), test_utils="test_autograd_registration") == {
+        "test_autograd_registration": "SUCCESS"}
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        noformula(x).sum().backward()
     noformula.register_autograd(lambda ctx, g: g * 2)
     assert opcheck(noformula, (x,)) == {k: "SUCCESS" for k in
                                        ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")}

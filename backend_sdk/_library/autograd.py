@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from .. import _C
 
+__all__ = ["make_autograd_kernel", "supports_tensorlist"]
+
 _AUTOGRAD_KEYS = _C.DispatchKeySet(["AutogradFunctionality"])
 
 
@@ -88,9 +90,12 @@ class _KeywordOnly:
 # Keyword-only arguments travel to the Function as one trailing non-Tensor input, as PyTorch's Metadata does.
 
 
-def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_context: Callable | None,
+def make_autograd_kernel(qualname: str, schema: Any, backward: Callable | None, setup_context: Callable | None,
                          dirty_first: bool = False) -> Callable:
     """A boxed kernel (with keyset) for the Autograd key of ``qualname`` (Note [Custom op autograd inputs]).
+
+    ``backward=None``: the default kernel of a custom op without register_autograd; its backward raises
+    PyTorch's "no autograd formula was registered".
 
     ``dirty_first``: the operator is tagged Tag.inplace; its first argument is written and returned, so it is
     marked dirty (Note [Tagged in-place and out= custom operators]).
@@ -140,6 +145,11 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
                 setup_context(ctx=ctx, inputs=full, output=output)
 
         def backward_fn(ctx: Any, *grads: Any) -> Any:
+            if backward is None:  # a custom op without register_autograd, as PyTorch 2.13 says it
+                raise RuntimeError(
+                    f"Trying to backward through {qualname} but no autograd formula was registered. "
+                    f"Please use register_autograd to add one."
+                )
             result = backward(ctx, *grads)
             if not isinstance(result, tuple):
                 result = (result,)
@@ -186,3 +196,83 @@ def make_autograd_kernel(qualname: str, schema: Any, backward: Callable, setup_c
 
     kernel.__name__ = f"{qualname}_autograd_kernel"
     return kernel
+
+
+class _ListSpec:
+    """How supports_tensorlist flattened the arguments of one apply: the length of each list argument (None for
+    an argument that was not a list). Passed to forward as its last (non-Tensor) input."""
+
+    def __init__(self, lengths: list[int | None]) -> None:
+        self.lengths = lengths
+
+    def unflatten(self, flat: Any) -> tuple:
+        out, i = [], 0
+        for n in self.lengths:
+            if n is None:
+                out.append(flat[i])
+                i += 1
+            else:
+                out.append(list(flat[i:i + n]))
+                i += n
+        return tuple(out)
+
+
+def supports_tensorlist(cls: Any) -> Any:
+    """Lets an old-style ``autograd.Function`` (``forward(ctx, ...)``) take lists of Tensors, as PyTorch's
+    ``torch._library.autograd.supports_tensorlist``: ``apply`` flattens list arguments into single inputs,
+    ``forward`` sees the lists again, ``ctx.needs_input_grad`` has a list of bools for each list argument,
+    and ``backward`` returns a list of gradients for it."""
+    orig_forward, orig_backward, orig_apply = cls.forward, cls.backward, cls.apply
+
+    def new_forward(ctx: Any, *args: Any) -> Any:
+        if not args or not isinstance(args[-1], _ListSpec):
+            raise NotImplementedError(
+                "NYI: calling supports_tensorlist autograd.Function.forward directly. You should probably be "
+                "calling .apply instead. Please file an issue if not."
+            )
+        spec = args[-1]
+        ctx._sdk_list_spec = spec
+        return orig_forward(ctx, *spec.unflatten(args[:-1]))
+
+    def new_backward(ctx: Any, *grads: Any) -> Any:
+        spec = getattr(ctx, "_sdk_list_spec", None)
+        if spec is None:
+            raise NotImplementedError(
+                "NYI: calling supports_tensorlist autograd.Function.backward directly. This will automatically "
+                "get called by autograd. Please file an issue if you need this."
+            )
+        flat_needs = tuple(ctx.needs_input_grad)[:-1]
+        ctx.needs_input_grad = spec.unflatten(flat_needs)
+        try:
+            result = orig_backward(ctx, *grads)
+        finally:
+            ctx.needs_input_grad = flat_needs + (False,)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) != len(spec.lengths):
+            raise RuntimeError(
+                f"{cls.__name__}.backward returned {len(result)} gradients, expected {len(spec.lengths)} (one per "
+                f"argument of apply; a list of gradients for a list argument)"
+            )
+        flat: list[Any] = []
+        for g, n in zip(result, spec.lengths):
+            if n is None:
+                flat.append(g)
+            else:
+                g = [None] * n if g is None else list(g)
+                if len(g) != n:
+                    raise RuntimeError(f"{cls.__name__}.backward returned {len(g)} gradients for a list of {n}")
+                flat.extend(g)
+        return tuple(flat) + (None,)
+
+    def new_apply(*args: Any) -> Any:
+        spec = _ListSpec([len(a) if isinstance(a, list) else None for a in args])
+        flat: list[Any] = []
+        for a in args:
+            flat.extend(a) if isinstance(a, list) else flat.append(a)
+        return orig_apply(*flat, spec)
+
+    cls.forward = staticmethod(new_forward)
+    cls.backward = staticmethod(new_backward)
+    cls.apply = staticmethod(new_apply)
+    return cls

@@ -164,6 +164,8 @@ class CustomOpDef(_C.OpOverload):
                 self._register_version_bump()
             if Tag.out in self._tags:
                 self._register_out_autograd()
+            else:
+                self._register_default_autograd()
         except Exception:
             self._destroy()
             raise
@@ -257,6 +259,25 @@ class CustomOpDef(_C.OpOverload):
         lib._impl_library("ADInplaceOrView").impl_version_bump(self._name)
         self._version_lib = lib
 
+    def _register_default_autograd(self) -> None:
+        """As PyTorch 2.13, a custom op without register_autograd still has an Autograd kernel: outputs require
+        grad when inputs do, and backward raises "no autograd formula was registered". It runs (through a C++
+        gate) only when gradients are needed; register_autograd replaces it."""
+        from ..library import Library
+        from .autograd import make_autograd_kernel
+
+        # No mark_dirty, as PyTorch's generated Function: an in-place op on a leaf that requires grad runs, and
+        # its backward is the error.
+        kernel = make_autograd_kernel(self._qualname, self._schema_obj, None, None)
+        lib = Library(self._namespace, "FRAGMENT")
+        lib._impl_library("Autograd").impl_autograd_gate(self._name, kernel)
+        self._default_autograd_lib = lib
+
+    def _drop_default_autograd(self) -> None:
+        lib = self.__dict__.pop("_default_autograd_lib", None)
+        if lib is not None:
+            lib._destroy()
+
     def _register_out_autograd(self) -> None:
         """An out= operator refuses inputs that require grad, as aten's out= overloads do."""
         from ..library import Library
@@ -281,7 +302,7 @@ class CustomOpDef(_C.OpOverload):
         from .. import library
         from .._subclasses import fake_tensor
 
-        for attr in ("_bs_lib", "_version_lib", "_out_autograd_lib"):
+        for attr in ("_bs_lib", "_version_lib", "_out_autograd_lib", "_default_autograd_lib"):
             lib = self.__dict__.pop(attr, None)
             if lib is not None:
                 lib._destroy()
@@ -531,6 +552,13 @@ def custom_op(
             try:
                 parsed = _C._parse_schema(f"{name}{schema_str}")
             except ValueError as e:
+                if Tag.out in tag_set and "alias annotations are only allowed on Tensor types" in str(e):
+                    # PyTorch's parser takes the annotation and its Tag.out check refuses it; ours refuses
+                    # at parsing, so the Tag.out sentence is said here.
+                    raise ValueError(
+                        f"Schema tagged with backend_sdk.Tag.out only supports Tensor mutable arguments. "
+                        f"Got: {schema_str} ({e})"
+                    ) from None
                 raise ValueError(f"custom_op({name!r}): the schema {schema_str!r} does not parse: {e}") from None
             if mutates_args != "unknown":
                 declared = set(mutates_args)

@@ -628,6 +628,19 @@ void version_bump_boxed(OperatorKernel*, const OperatorHandle& op, DispatchKeySe
   }
 }
 
+void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
+
+// A custom operator's default Autograd kernel (backend_sdk/_library/autograd.py): the Python kernel runs
+// only when gradients are needed (grad mode on and a tensor argument requires grad); otherwise the call
+// goes below Autograd from C++, so an operator without gradients pays no Python call for it.
+void autograd_gate_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  if (sdk::autograd::is_grad_enabled() && op.entry().any_requires_grad_boxed(*stack)) {
+    python_kernel_boxed(functor, op, ks, stack);
+    return;
+  }
+  op.redispatch_boxed(ks & keys_after(DispatchKey::AutogradCPU), stack);
+}
+
 void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonKernel*>(functor);
   py::gil_scoped_acquire gil;
@@ -960,6 +973,20 @@ void init_ops(py::module_& m) {
           py::arg("check_aliasing") = std::string(),
           "Registers a Python kernel. check_aliasing: a name for the error raised when an output without alias "
           "annotation shares storage with an input or another output (custom_op kernels); empty: no check.")
+      .def(
+          "impl_autograd_gate",
+          [](PyLibrary& self, const std::string& name, py::object fn) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "impl_autograd_gate(", name, "): the kernel must be callable");
+            std::string qualified = name.find("::") == std::string::npos ? self.ns + "::" + name : name;
+            auto functor = std::make_shared<PythonKernel>(fn, /*with_keyset=*/true);
+            KernelFunction kernel = CppFunction::make_from_boxed(&autograd_gate_boxed, std::move(functor)).take();
+            self.kernels.push_back(Dispatcher::singleton().register_impl(qualified, DispatchKey::Autograd,
+                                                                         std::move(kernel), caller_location()));
+          },
+          py::arg("name"), py::arg("fn"),
+          "Registers fn(keyset, *args, **kwargs) at Autograd, called only when gradients are needed (else the "
+          "call goes below Autograd in C++).")
       .def(
           "impl_version_bump",
           [](PyLibrary& self, const std::string& name) {

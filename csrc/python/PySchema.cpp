@@ -12,10 +12,29 @@
 #include <set>
 
 #include <backend_sdk/dispatch/FunctionSchema.h>
+#include <backend_sdk/dispatch/detail/SchemaDefaults.h>
+#include "python/PyArgs.h"
 
 namespace py = pybind11;
 
 namespace {
+
+// c10::ScalarType's numbers (PyTorch's), which differ from ours (headeronly/ScalarType.h).
+int torch_scalar_type_number(sdk::ScalarType t) {
+  switch (t) {
+    case sdk::ScalarType::UInt8: return 0;
+    case sdk::ScalarType::Int8: return 1;
+    case sdk::ScalarType::Int16: return 2;
+    case sdk::ScalarType::Int32: return 3;
+    case sdk::ScalarType::Int64: return 4;
+    case sdk::ScalarType::Float16: return 5;
+    case sdk::ScalarType::Float32: return 6;
+    case sdk::ScalarType::Float64: return 7;
+    case sdk::ScalarType::Bool: return 11;
+    case sdk::ScalarType::BFloat16: return 15;
+    default: return -1;
+  }
+}
 
 std::string repr_of(const char* cls, const std::string& text) {
   return std::string(cls) + "(" + py::repr(py::str(text)).cast<std::string>() + ")";
@@ -57,6 +76,20 @@ void init_schema_bindings(py::module_& m) {
       .def_property_readonly("default",
                              [](const sdk::Argument& a) -> std::optional<std::string> { return a.default_text; },
                              "Canonical text of the default value, or None when there is none.")
+      .def_property_readonly(
+          "default_value",
+          [](const sdk::Argument& a) -> py::object {
+            if (!a.default_text) return py::none();
+            sdk::IValue v = sdk::detail::default_ivalue(a);
+            const sdk::Type* t = a.type->kind == sdk::TypeKind::Optional ? a.type->elem.get() : a.type.get();
+            if (t->kind == sdk::TypeKind::ScalarType && v.is_int()) {
+              // PyTorch reports a dtype default as its c10::ScalarType number (float32 is 6).
+              return py::int_(torch_scalar_type_number(v.to_scalar_type()));
+            }
+            return py::reinterpret_steal<py::object>(sdk::python::from_ivalue(v));
+          },
+          "The default as a Python value (None when there is none), as PyTorch's Argument.default_value: "
+          "dtypes as PyTorch's ScalarType numbers, devices as device objects.")
       .def_property_readonly("kwarg_only", [](const sdk::Argument& a) { return a.kwarg_only; })
       .def_property_readonly(
           "alias_info", [](const sdk::Argument& a) { return a.alias_info; },

@@ -77,6 +77,9 @@ IValue parse_default(const std::string& text, const Type& type) {
       return e;
     }
     case TypeKind::Device:
+      // PyTorch writes device defaults as strings ("cpu:0" with quotes; infer_schema does too).
+      if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front())
+        return IValue(Device::parse(text.substr(1, text.size() - 2)));
       return IValue(Device::parse(text));
     case TypeKind::List: {
       std::vector<std::string> items;
