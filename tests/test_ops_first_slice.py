@@ -160,5 +160,10 @@ def test_mixing_devices_is_an_error():
 
 
 def test_unsupported_memory_format_is_rejected():
-    with pytest.raises(ValueError):
-        aten.empty.memory_format([2, 2, 2, 2], memory_format=2)
+    # channels_last (2) is supported since issue 15 (Note [Memory formats]); a rank it does not fit and an
+    # unknown format number are refused.
+    assert aten.empty.memory_format([2, 2, 2, 2], memory_format=2).stride() == (8, 1, 4, 2)
+    with pytest.raises(RuntimeError, match="required rank 4"):
+        aten.empty.memory_format([2, 2], memory_format=2)
+    with pytest.raises(ValueError, match="unknown memory format 7"):
+        aten.empty.memory_format([2, 2], memory_format=7)
