@@ -80,9 +80,9 @@ class _Ops(types.ModuleType):
         _C._begin_static_library_group()
         try:
             handle = ctypes.CDLL(path)
-        except OSError:
+        except OSError as e:
             _C._reset_static_library_group(_C._end_static_library_group())
-            raise
+            raise OSError(f"Could not load this library: {path}") from e  # PyTorch's words
         group = _C._end_static_library_group()
         errors = _C._take_static_registration_errors()
         if errors:

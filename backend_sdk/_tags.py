@@ -115,3 +115,4 @@ def _install() -> None:
     from . import _C
 
     _C._set_tags_provider(tags_of)
+    _C.Tag = Tag  # torch._C.Tag is torch.Tag

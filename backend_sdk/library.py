@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 from . import _C
@@ -38,6 +39,35 @@ _KINDS = ("DEF", "FRAGMENT", "IMPL")
 # destroyed. Kernels custom_op registers for itself are not counted.
 _impls_lock = threading.Lock()
 _impls: dict[tuple[str, str], list["Library"]] = {}  # (ns::op.overload, key) -> libraries holding a kernel
+
+
+# "ns::name[.overload]" of every operator a Library defined from Python (OpOverload._defined_in_python).
+_python_defined: set[str] = set()
+
+
+def _defined_in_python(qualname: str) -> bool:
+    name = qualname[: -len(".default")] if qualname.endswith(".default") else qualname
+    return name in _python_defined
+
+
+_C._set_defined_in_python_provider(_defined_in_python)
+
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+
+
+def _enum_argument(kind: str, value: int) -> Any:
+    """The object a Python kernel receives for a Layout / MemoryFormat argument (PyTorch's enum numbers):
+    backend_sdk.strided, backend_sdk.channels_last... where the package defines them, else the number."""
+    import backend_sdk
+
+    if kind == "Layout":
+        name = "strided" if value == 0 else None
+    else:
+        name = _MEMORY_FORMATS[value] if 0 <= value < len(_MEMORY_FORMATS) else None
+    return getattr(backend_sdk, name, value) if name else value
+
+
+_C._set_enum_argument_provider(_enum_argument)
 
 
 def fallthrough_kernel() -> None:
@@ -106,6 +136,8 @@ class Library:
             raise RuntimeError(f"Library({self.ns!r}, 'IMPL') cannot define operators; use a DEF or FRAGMENT library")
         name = self._lib.define(schema)
         self._defined.append(name)
+        with _impls_lock:
+            _python_defined.add(f"{self.ns}::{name}")
         set_tags(f"{self.ns}::{name}", tag_list)
         return name
 
@@ -214,19 +246,17 @@ class Library:
         self._impl_libs.clear()
         self._absent_kernels.clear()
         defined = [f"{self.ns}::{n}" for n in self._defined]
-        for qualname in self._fake_impls + defined:
-            entry = fake_tensor._fake_impls.get(qualname)
-            # A fake impl registered through this library, or for an operator it defined, goes with it.
-            if entry is not None and (qualname in self._fake_impls or qualname in defined):
-                fake_tensor._fake_impls.pop(qualname, None)
+        # A fake impl registered through this library, or for an operator it defined, goes with it
+        # (Note [Fake impl stack]).
+        for qualname in dict.fromkeys(self._fake_impls):
+            _drop_fakes(qualname, self)
         self._fake_impls.clear()
+        with _impls_lock:
+            _python_defined.difference_update(defined)
         for qualname in defined:
+            _drop_fakes(qualname, None, everything=True)
+            fake_tensor._fake_impls.pop(qualname, None)
             drop_tags(qualname)
-            meta = _fake_meta_libs.pop(qualname, None)
-            if meta is not None:
-                meta._destroy()
-        for meta in getattr(self, "_meta_from_fake", []):
-            meta._destroy()
         if self._lib is not None:
             self._lib.reset()
 
@@ -256,12 +286,31 @@ def _scoped_library(*args: Any, **kwargs: Any) -> Iterator[Library]:
 _keep_alive: list[Library] = []
 
 
-def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag | Sequence[Tag] = ()) -> None:
-    """Defines ``ns::name`` with ``schema`` (the part from '(' on), as ``torch.library.define``."""
+def define(qualname: str | Library, schema: str, *, lib: Library | None = None,
+           tags: Tag | Sequence[Tag] = ()) -> Any:
+    """Defines ``ns::name`` with ``schema`` (the part from '(' on), as ``torch.library.define``.
+
+    The legacy form ``define(lib, "name(...) -> ...")`` returns a decorator that defines the operator in
+    ``lib`` and registers the decorated function as its CompositeImplicitAutograd kernel, as PyTorch's does.
+    """
+    if isinstance(qualname, Library):  # the legacy form define(lib, schema) -> decorator registering the impl
+        target, legacy_schema = qualname, schema
+
+        def register_legacy(fn: Callable) -> Callable:
+            name = target.define(legacy_schema)
+            target.impl(name, fn)
+            return fn
+
+        return register_legacy
     if not isinstance(qualname, str) or "::" not in qualname:
         raise ValueError(f"define(): expected a qualified name 'namespace::name', got {qualname!r}")
     if not isinstance(schema, str):
         raise TypeError(f"define({qualname!r}): schema must be a string, got {type(schema).__name__}")
+    if not schema.lstrip().startswith("("):
+        raise ValueError(
+            f"define(qualname, schema, ...): expected schema to look like e.g. \"(Tensor x) -> Tensor\" but got "
+            f"\"{schema}\""
+        )
     ns, name = qualname.split("::", 1)
     tag_list = normalize_tags(tags, f"define({qualname!r})")
     if lib is None:
@@ -373,10 +422,11 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
 
     The fake kernel receives fake tensors and returns fake outputs with the right
     shape, dtype, device and strides without reading data; ``get_ctx()`` inside it
-    gives ``new_dynamic_size()``. It also serves as the operator's Meta kernel unless
-    one is registered. Decorator or direct. A second registration replaces the first
-    (``allow_override=False`` raises instead, as in PyTorch 2.13); one made through ``lib`` goes away when ``lib`` is destroyed,
-    and so does every fake impl of an operator when the library that defined it is.
+    gives ``new_dynamic_size()``. It is also registered as the operator's Meta kernel.
+    Decorator or direct. The newest registration wins (``allow_override=False`` raises
+    instead, as in PyTorch 2.13); one made through ``lib`` goes away when ``lib`` is destroyed,
+    bringing the previous one back, and every fake impl of an operator goes when the library
+    that defined it is (Note [Fake impl stack]).
     """
     from ._subclasses import fake_tensor
 
@@ -386,13 +436,31 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
         if not callable(fn):
             raise TypeError(f"register_fake({qualname}): expected a function, got {type(fn).__name__}")
         existing = fake_tensor._fake_impls.get(qualname)
-        if existing is not None and not allow_override and existing[1] != "<custom_op: no returns>":
+        from ._library.custom_ops import AUTOGENERATED_FAKE, NO_RETURNS_FAKE, _custom_ops
+
+        if existing is not None and not allow_override and existing[1] not in (NO_RETURNS_FAKE, AUTOGENERATED_FAKE):
             raise _C.ValueRuntimeError(
                 f"register_fake(...): the operator {qualname} already has a fake impl registered at {existing[1]}."
             )
-        fake_tensor._fake_impls[qualname] = (fn, _caller_location())
-        if lib is not None:
-            lib._fake_impls.append(qualname)
+        custom = _custom_ops.get(qualname)
+        ours = _fake_stack.get(qualname)
+        if custom is None:
+            # PyTorch 2.13's checks against kernels registered some other way (Note [Fake impl stack]).
+            if _C._dispatch_has_kernel_for_key(qualname, "CompositeImplicitAutograd"):
+                raise RuntimeError(
+                    f"register_fake(...): the operator {qualname} already has an implementation for this device type "
+                    f"via a pre-existing registration to DispatchKey::CompositeImplicitAutograd. "
+                    f"CompositeImplicitAutograd operators do not need a fake impl; instead, the operator will "
+                    f"decompose into its constituents and those can have fake impls defined on them."
+                )
+            if not allow_override and not ours and _C._dispatch_has_kernel_for_key(qualname, "Meta"):
+                raise RuntimeError(
+                    f"register_fake(...): the operator {qualname} already has an DispatchKey::Meta implementation "
+                    f"via a pre-existing backend_sdk.library or SDK_LIBRARY registration. Please either remove that "
+                    f"registration or don't call register_fake."
+                )
+        entry = (fn, _caller_location())
+
         def meta_kernel(*args: Any, **kwargs: Any) -> Any:
             prev = getattr(fake_tensor._tls, "ctx", None)
             fake_tensor._tls.ctx = fake_tensor.FakeImplCtx(qualname)
@@ -401,28 +469,63 @@ def register_fake(op: Any, func: Callable | None = None, /, *, lib: Library | No
             finally:
                 fake_tensor._tls.ctx = prev
 
-        from ._library.custom_ops import _custom_ops
-
-        custom = _custom_ops.get(qualname)
+        meta_lib = None
         if custom is not None:
             custom._register_fake_meta(meta_kernel)
-        elif not _C._dispatch_has_kernel_for_key(qualname, "Meta") or qualname in _fake_meta_libs:
+        else:
             ns, name = qualname.split("::", 1)
-            previous = _fake_meta_libs.pop(qualname, None)
-            if previous is not None:  # the Meta kernel made from an earlier fake impl
-                previous._destroy()
-            target = Library(ns, "FRAGMENT")
-            target.impl(name, meta_kernel, "Meta")
-            _fake_meta_libs[qualname] = target
-            if lib is not None:
-                lib._meta_from_fake = getattr(lib, "_meta_from_fake", []) + [target]
+            meta_lib = Library(ns, "FRAGMENT")
+            meta_lib.impl(name, meta_kernel, "Meta")
+        stack = _fake_stack.setdefault(qualname, [])
+        if lib is None:  # a process-lived registration replaces the previous process-lived one
+            for old in [e for e in stack if e[1] is None]:
+                stack.remove(old)
+                if old[2] is not None:
+                    old[2]._destroy()
+        else:
+            lib._fake_impls.append(qualname)
+        stack.append((entry, lib, meta_lib))
+        fake_tensor._fake_impls[qualname] = entry
         return fn
 
     return register(func) if func is not None else register
 
 
-# "ns::op" -> the Library holding the Meta kernel made from its fake impl.
-_fake_meta_libs: dict[str, Library] = {}
+# Note [Fake impl stack]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# As in PyTorch 2.13, the newest register_fake of an operator wins, and destroying the Library it was made
+# through brings the previous one back. Each registration is (entry, lib, meta_lib): the fake impl, the
+# Library it is tied to (None: the process), and the Library holding the Meta kernel made from it (the
+# dispatcher's own stack of Meta kernels then restores the previous Meta kernel too). A process-lived
+# registration replaces the previous process-lived one. For operators that custom_op made, the Meta kernel is
+# the CustomOpDef's own (it has no meta_lib). register_fake refuses an operator with a
+# CompositeImplicitAutograd kernel, and (allow_override=False) one with a Meta kernel registered otherwise.
+_fake_stack: dict[str, list[tuple[tuple[Callable, str], Library | None, Library | None]]] = {}
+
+
+def _automatic_fakes() -> tuple[str, ...]:
+    from ._library.custom_ops import AUTOGENERATED_FAKE, NO_RETURNS_FAKE
+
+    return (AUTOGENERATED_FAKE, NO_RETURNS_FAKE)
+
+
+def _drop_fakes(qualname: str, lib: Library | None, everything: bool = False) -> None:
+    """Removes the fake impls of ``qualname`` registered through ``lib`` (all of them with ``everything``)."""
+    from ._subclasses import fake_tensor
+
+    stack = _fake_stack.get(qualname, [])
+    for e in [e for e in stack if everything or e[1] is lib]:
+        stack.remove(e)
+        if e[2] is not None:
+            e[2]._destroy()
+    if stack:
+        fake_tensor._fake_impls[qualname] = stack[-1][0]
+    else:
+        _fake_stack.pop(qualname, None)
+        current = fake_tensor._fake_impls.get(qualname)
+        if current is not None and (everything or current[1] not in _automatic_fakes()):
+            fake_tensor._fake_impls.pop(qualname, None)
+
 
 
 def get_ctx() -> Any:
@@ -432,10 +535,11 @@ def get_ctx() -> Any:
     return _get_ctx()
 
 
-def register_kernel(op: Any, device_types: str | Sequence[str], func: Callable | None = None, /, *,
+def register_kernel(op: Any, device_types: str | Sequence[str] | None, func: Callable | None = None, /, *,
                     lib: Library | None = None) -> Any:
     """Registers ``func`` as the kernel of an operator for device types ("cpu", "accel", "Meta"), as
-    ``torch.library.register_kernel``; works on custom_op operators and on operators defined any other way."""
+    ``torch.library.register_kernel``; works on custom_op operators and on operators defined any other way.
+    ``device_types=None`` registers the kernel for every device (CompositeExplicitAutograd)."""
     if isinstance(op, CustomOpDef):
         return op.register_kernel(device_types, func) if func is not None else op.register_kernel(device_types)
     qualname = _qualname(op, "register_kernel")
@@ -445,6 +549,8 @@ def register_kernel(op: Any, device_types: str | Sequence[str], func: Callable |
     if base in _custom_ops:
         target = _custom_ops[base]
         return target.register_kernel(device_types, func) if func is not None else target.register_kernel(device_types)
+    if device_types is None:  # every device: the default kernel, as PyTorch's
+        return impl(qualname, "default", func, lib=lib)
     types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
     if not types:
         raise ValueError(f"register_kernel({qualname}): needs at least one device type")
@@ -454,40 +560,63 @@ def register_kernel(op: Any, device_types: str | Sequence[str], func: Callable |
 
 
 class _KernelHandle:
-    """The kernel an operator runs for one dispatch key (``get_kernel``); ``call_boxed(keyset, *args, **kwargs)``."""
+    """The kernel an operator ran for one dispatch key when ``get_kernel`` was called (Note [Kernel snapshots]);
+    ``call_boxed(keyset, *args, **kwargs)`` runs it with that key set."""
 
-    def __init__(self, qualname: str, key: str) -> None:
-        self._qualname, self._key = qualname, key
+    def __init__(self, qualname: str, key: str, snapshot: Any, owner: "Library | None") -> None:
+        self._qualname, self._key, self._snapshot = qualname, key, snapshot
+        self._owner = weakref.ref(owner) if owner is not None else None
 
     def call_boxed(self, keyset: Any, *args: Any, **kwargs: Any) -> Any:
-        """Runs the kernel of this key (the key set is taken as the key alone, as a redispatch to it)."""
-        del keyset
-        return _C._redispatch(self._qualname, _C.DispatchKeySet([self._key]), *args, **kwargs)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.call_boxed(None, *args, **kwargs)
+        """Runs the kernel with ``keyset`` (a DispatchKeySet), as c10's KernelFunction::callBoxed."""
+        if self._owner is not None:
+            owner = self._owner()
+            if owner is None or getattr(owner, "_closed", False):
+                raise RuntimeError(
+                    f"The kernel of {self._qualname} for {self._key} that get_kernel() returned has been "
+                    f"invalidated: the Library that registered it was destroyed"
+                )
+        if not isinstance(keyset, _C.DispatchKeySet):
+            raise TypeError(f"call_boxed(keyset, ...): keyset must be a DispatchKeySet, got {type(keyset).__name__}")
+        return self._snapshot.call_boxed(keyset, *args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<kernel of {self._qualname} for {self._key}>"
 
 
+def _python_owner(qualname: str, key: str, table_line: str) -> "Library | None":
+    """The open Library whose Python kernel fills the table slot of ``key`` (None for a C++ kernel)."""
+    source = table_line.split(": ", 1)[1] if ": " in table_line else ""
+    if ".cpp:" in source or ".h:" in source:  # a C++ registration: valid for the process
+        return None
+    with _impls_lock:
+        for k in (key, "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Autograd"):
+            holders = [h for h in _impls.get((qualname, k), []) if not getattr(h, "_closed", False)]
+            if holders:
+                return holders[-1]
+    return None
+
+
 def get_kernel(op: Any, dispatch_key: Any) -> _KernelHandle:
     """The kernel ``op`` runs for ``dispatch_key`` (a runtime key such as "CPU"), as ``torch.library.get_kernel``.
 
-    Raises RuntimeError if the operator has no kernel for that key (its computed table says "missing").
+    It is the kernel at that moment (Note [Kernel snapshots]): a kernel registered later does not change it,
+    and it is invalidated when the Library that registered it is destroyed. Raises RuntimeError if the
+    operator has no kernel for that key.
     """
     qualname = _qualname(op, "get_kernel")
     key_name = dispatch_key if isinstance(dispatch_key, str) else getattr(dispatch_key, "name", dispatch_key)
     key = resolve_key(key_name, f"get_kernel({qualname})")
     if key is None:
-        raise RuntimeError(f"get_kernel({qualname}): this process has no backend for dispatch key {key_name}")
+        raise RuntimeError(f"get_kernel(): no kernel for {key_name} for {qualname} (this process has no backend "
+                           f"for dispatch key {key_name})")
     table = _C._dispatch_dump_table(qualname)
     line = next((ln for ln in table.splitlines() if ln.split(":", 1)[0] == key), None)
     if line is None:
         raise _C.ValueRuntimeError(f"get_kernel({qualname}): {key} is not a runtime dispatch key (use e.g. CPU, Meta)")
-    if line.endswith(": missing"):
-        raise RuntimeError(f"get_kernel({qualname}): the operator has no kernel for dispatch key {key}")
-    return _KernelHandle(qualname, key)
+    if line.endswith(": missing") or "fallthrough" in line:
+        raise RuntimeError(f"get_kernel(): no kernel for {key} for {qualname}")
+    return _KernelHandle(qualname, key, _C._dispatch_get_kernel(qualname, key), _python_owner(qualname, key, line))
 
 
 def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable | None = None,

@@ -26,8 +26,15 @@ def sdk_case() -> dict[str, float]:
     def myclone(x: backend_sdk.Tensor) -> backend_sdk.Tensor:
         return x.clone()
 
+    @custom_op("bench_sdk::myadd_", mutates_args={"x"})
+    def myadd_(x: backend_sdk.Tensor) -> None:
+        x.add_(1)
+
     x = backend_sdk.ones(1)
     out = {"op": best_us(lambda: myclone(x)), "clone": best_us(lambda: x.clone())}
+    m = backend_sdk.ones(1)
+    out["mutable"] = best_us(lambda: myadd_(m))
+    out["add_"] = best_us(lambda: m.add_(1))
     default = backend_sdk.ops.bench_sdk.myclone.default
     out["ops.ns.op.default"] = best_us(lambda: default(x))
     if hasattr(backend_sdk.Tensor, "requires_grad"):
@@ -61,6 +68,12 @@ def torch_case() -> dict[str, float] | None:
 
     mysin.register_autograd(lambda ctx, g: g * torch.cos(ctx.saved_tensors[0]),
                             setup_context=lambda ctx, inputs, output: ctx.save_for_backward(inputs[0]))
+
+    @torch.library.custom_op("bench_torch::myadd_", mutates_args={"x"})
+    def myadd_(x: torch.Tensor) -> None:
+        x.add_(1)
+
+    m = torch.ones(1)
     x = torch.ones(1)
     y = torch.ones(16, requires_grad=True)
     default = torch.ops.bench_torch.myclone.default
@@ -69,6 +82,8 @@ def torch_case() -> dict[str, float] | None:
         "clone": best_us(lambda: x.clone()),
         "ops.ns.op.default": best_us(lambda: default(x)),
         "fwd+bwd": best_us(lambda: mysin(y).sum().backward(), number=2000),
+        "mutable": best_us(lambda: myadd_(m)),
+        "add_": best_us(lambda: m.add_(1)),
     }
 
 
@@ -77,7 +92,8 @@ def main() -> None:
     theirs = torch_case()
     print(f"{'1-element tensor, us/call':34s} {'sdk':>8s} {'torch':>8s} {'sdk/torch':>10s}")
     for key, label in (("op", "custom_op(x) -> x.clone()"), ("ops.ns.op.default", "ops.ns.op.default(x)"),
-                       ("clone", "x.clone() alone"), ("fwd+bwd", "sin op fwd+bwd (16 elements)")):
+                       ("clone", "x.clone() alone"), ("mutable", "mutable custom_op(x) -> x.add_(1)"),
+                       ("add_", "x.add_(1) alone"), ("fwd+bwd", "sin op fwd+bwd (16 elements)")):
         a = ours.get(key)
         b = theirs.get(key) if theirs else None
         sa = f"{a:8.2f}" if a is not None else f"{'n/a':>8s}"
@@ -89,6 +105,8 @@ def main() -> None:
     if theirs:
         line += f", torch {theirs['op'] - theirs['clone']:.2f} us"
     print(line)
+    print(f"mutable / functional custom op: sdk {ours['mutable'] / ours['op']:.2f}"
+          + (f", torch {theirs['mutable'] / theirs['op']:.2f}" if theirs else ""))
 
 
 if __name__ == "__main__":

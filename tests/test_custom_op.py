@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -122,7 +123,7 @@ def test_custom_op_decorator_and_direct(ns: str) -> None:
     ops_ns = getattr(backend_sdk.ops, ns)
     np.testing.assert_array_equal(ops_ns.double(x).numpy(), x.numpy() * 2)
     np.testing.assert_array_equal(ops_ns.double.default(x).numpy(), x.numpy() * 2)
-    assert double._schema == f"{ns}::double(Tensor x) -> Tensor"
+    assert str(double._schema) == f"{ns}::double(Tensor x) -> Tensor"
     assert isinstance(double, backend_sdk._C.OpOverload)
     assert repr(double) == f"<CustomOpDef({ns}::double)>"
 
@@ -166,7 +167,7 @@ def test_mutable_op_in_place_and_out(ns: str) -> None:
     def add_one_(x: Tensor) -> None:
         x.add_(1)
 
-    assert add_one_._schema == f"{ns}::add_one_(Tensor(a0!) x) -> ()"
+    assert str(add_one_._schema) == f"{ns}::add_one_(Tensor(a0!) x) -> ()"
     x = arr(3)
     before = x.numpy().copy()
     assert add_one_(x) is None
@@ -192,7 +193,7 @@ def test_explicit_schema_checked_against_mutates_args(ns: str) -> None:
     with pytest.raises(ValueError, match="does not parse"):
         custom_op(f"{ns}::g", f, mutates_args=(), schema="(Tensor x, Tensor y -> ()")
     op = custom_op(f"{ns}::h", f, mutates_args="unknown", schema="(Tensor x, Tensor(a!) y) -> ()")
-    assert "Tensor(a!) y" in op._schema
+    assert "Tensor(a!) y" in str(op._schema)
 
 
 def test_maybe_out_accepted_as_pytorch_does(ns: str) -> None:
@@ -205,7 +206,7 @@ def test_maybe_out_accepted_as_pytorch_does(ns: str) -> None:
         return x.clone()
 
     op = custom_op(f"{ns}::f", f, mutates_args={"out"})
-    assert "Tensor(a1!)? out=None" in op._schema
+    assert "Tensor(a1!)? out=None" in str(op._schema)
     x = arr(3)
     np.testing.assert_array_equal(op(x).numpy(), x.numpy())
     out = backend_sdk.empty(3)
@@ -239,11 +240,11 @@ def test_device_types_limit_the_kernel(ns: str) -> None:
     np.testing.assert_array_equal(cpu_only(arr(2)).numpy(), arr(2).numpy() + 1)
     with pytest.raises(NotImplementedError, match=f"Could not run '{ns}::cpu_only' with arguments from the 'Meta' backend"):
         cpu_only(backend_sdk.empty(2, device="meta"))
-    with pytest.raises(ValueError, match="Unknown device type 'gpu9'"):
+    with pytest.raises(ValueError, match="Expected one of cpu, .* device type at start of device string: gpu9"):
         custom_op(f"{ns}::bad_dev", lambda x: x, mutates_args=(), device_types="gpu9")
 
 
-def test_register_kernel_meta_and_set_kernel_enabled(ns: str) -> None:
+def test_register_kernel_meta_and_set_kernel_enabled(ns: str, caplog: pytest.LogCaptureFixture) -> None:
     @custom_op(f"{ns}::op", mutates_args=())
     def op(x: Tensor) -> Tensor:
         return x + 1
@@ -269,9 +270,11 @@ def test_register_kernel_meta_and_set_kernel_enabled(ns: str) -> None:
     np.testing.assert_array_equal(op(x).numpy(), x.numpy() + 100)
     m = op(backend_sdk.empty(2, 5, device="meta"))
     assert m.is_meta and tuple(m.shape) == (2, 5) and calls == [1]
-    with pytest.raises(ValueError, match="no kernel was registered for this device type"):
-        with op.set_kernel_enabled("meta_nope" if False else "PrivateUse2", False):
-            pass
+    # As PyTorch 2.13: a device type without a kernel only logs a warning; the call is unchanged.
+    with caplog.at_level(logging.WARNING, logger="backend_sdk._library.custom_ops"):
+        with op.set_kernel_enabled("PrivateUse2", False):
+            np.testing.assert_array_equal(op(x).numpy(), x.numpy() + 100)
+    assert "no kernel was registered for this device type" in caplog.text
 
 
 def test_module_level_functions_on_ops_defined_any_way(ns: str) -> None:
@@ -339,8 +342,12 @@ def test_op_without_tensor_arguments_dispatches_on_device(ns: str) -> None:
     np.testing.assert_array_equal(iota(4, backend_sdk.device("cpu")).numpy(), np.arange(4))
     m = iota(7, backend_sdk.device("meta"))
     assert m.is_meta and tuple(m.shape) == (7,)
-    with pytest.raises(ValueError, match="no Tensor arguments must take a `device"):
-        custom_op(f"{ns}::nodev", lambda n: None, mutates_args=(), schema="(int n) -> Tensor")
+    # As PyTorch 2.13: refused when kernels per device type are asked for, not for an every-device function.
+    nodev = custom_op(f"{ns}::nodev", lambda n: None, mutates_args=(), schema="(int n) -> Tensor")
+    with pytest.raises(ValueError, match="Functions without tensor inputs are required to have a `device: torch.device` argument"):
+        nodev.register_kernel("cpu", lambda n: None)
+    with pytest.raises(ValueError, match="Functions without tensor inputs are required to have a `device: torch.device` argument"):
+        custom_op(f"{ns}::nodev2", lambda n: None, mutates_args=(), schema="(int n) -> Tensor", device_types="cpu")
 
 
 def test_unparsable_schema_in_define(ns: str) -> None:
@@ -410,9 +417,12 @@ def test_register_autograd_kernel_protocol(ns: str, monkeypatch) -> None:
         return grad
 
     backend_sdk.library.register_autograd(f"{ns}::sq", bad_backward)
-    sq(x, 1.0)
+    sq(x, 1.0)  # k is its default: not an input of the Function (Note [Custom op autograd inputs])
     cls, ctx, _ = _MockFunction.log[-1]
-    with pytest.raises(ValueError, match="returned 1 gradients, but the operator has 2 inputs \\(x, k\\)"):
+    assert len(cls.backward(ctx, backend_sdk.ones(3))) == 1
+    sq(x, 2.0)
+    cls, ctx, _ = _MockFunction.log[-1]
+    with pytest.raises(RuntimeError, match="sqBackward returned an incorrect number of gradients \\(expected 2, got 1\\)"):
         cls.backward(ctx, backend_sdk.ones(3))
 
 

@@ -23,7 +23,7 @@ def test_module_level_define_and_impl_decorator():
     op = getattr(backend_sdk.ops, ns).neg_or_same
     assert op(x) is x
     assert op(x, neg=True).tolist() == [-1.0, 2.0]
-    assert op.default._schema == f"{ns}::neg_or_same(Tensor x, bool neg=False) -> Tensor"
+    assert str(op.default._schema) == f"{ns}::neg_or_same(Tensor x, bool neg=False) -> Tensor"
 
 
 def test_impl_for_several_device_types_and_meta():
@@ -45,7 +45,7 @@ def test_bad_qualified_names():
 
 
 def test_operator_namespaces_and_packets():
-    assert backend_sdk.ops.aten.add.Tensor._schema.startswith("aten::add.Tensor(")
+    assert str(backend_sdk.ops.aten.add.Tensor._schema).startswith("aten::add.Tensor(")
     assert "aten::add.Tensor" in backend_sdk.ops.aten.add.__doc__
     with pytest.raises(AttributeError, match="has no overload name 'Bogus'"):
         backend_sdk.ops.aten.add.Bogus

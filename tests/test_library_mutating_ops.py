@@ -28,7 +28,7 @@ def test_inplace_tagged_op_schema_call_and_result_check(ns: str) -> None:
         x.mul_(s)
         return x
 
-    assert scale_._schema == f"{ns}::scale_(Tensor(a0!) x, float s) -> Tensor(a0!)"
+    assert str(scale_._schema) == f"{ns}::scale_(Tensor(a0!) x, float s) -> Tensor(a0!)"
     assert Tag.inplace in scale_.tags
     x = arr(3)
     before = x.numpy().copy()
@@ -74,7 +74,7 @@ def test_out_tagged_op_one_and_two_outs(ns: str) -> None:
     def neg_out(x: Tensor, *, out: Tensor) -> Tensor:
         return backend_sdk.ops.aten.neg.out(x, out=out)
 
-    assert neg_out._schema == f"{ns}::neg_out(Tensor x, *, Tensor(a1!) out) -> Tensor(a1!)"
+    assert str(neg_out._schema) == f"{ns}::neg_out(Tensor x, *, Tensor(a1!) out) -> Tensor(a1!)"
     out = backend_sdk.empty(3)
     assert neg_out(arr(3), out=out) is out
     np.testing.assert_array_equal(out.numpy(), -arr(3).numpy())
@@ -85,7 +85,7 @@ def test_out_tagged_op_one_and_two_outs(ns: str) -> None:
         hi.copy_(backend_sdk.clamp(x, min=0.0))
         return lo, hi
 
-    assert split_out._schema == (f"{ns}::split_out(Tensor x, *, Tensor(a1!) lo, Tensor(a2!) hi) -> "
+    assert str(split_out._schema) == (f"{ns}::split_out(Tensor x, *, Tensor(a1!) lo, Tensor(a2!) hi) -> "
                                  "(Tensor(a1!), Tensor(a2!))")
     lo, hi = backend_sdk.empty(3), backend_sdk.empty(3)
     r = split_out(arr(3), lo=lo, hi=hi)

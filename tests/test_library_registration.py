@@ -107,7 +107,7 @@ def test_delattr_ops_namespace(ns: str) -> None:
         assert hasattr(backend_sdk.ops, ns)
         delattr(backend_sdk.ops, ns)
         assert getattr(backend_sdk.ops, ns) is not namespace  # a fresh namespace object
-        assert getattr(backend_sdk.ops, ns).m.default._schema.startswith(f"{ns}::m(")
+        assert str(getattr(backend_sdk.ops, ns).m.default._schema).startswith(f"{ns}::m(")
 
 
 def test_impl_forms(ns: str) -> None:
@@ -142,7 +142,7 @@ def test_get_kernel(ns: str) -> None:
         lib.impl("n", lambda x: x * 10, "CPU")
         kernel = library.get_kernel(getattr(backend_sdk.ops, ns).n.default, "CPU")
         np.testing.assert_array_equal(kernel.call_boxed(_C.DispatchKeySet(["CPU"]), arr(2)).numpy(), [10.0, 20.0])
-        with pytest.raises(RuntimeError, match="no kernel for dispatch key Meta"):
+        with pytest.raises(RuntimeError, match="no kernel for Meta for "):
             library.get_kernel(f"{ns}::n", "Meta")
         with pytest.raises(ValueError, match="Unknown dispatch key 'Bogus'"):
             library.get_kernel(f"{ns}::n", "Bogus")
@@ -159,7 +159,7 @@ def test_kernels_for_absent_backends_are_recorded_not_dispatched(ns: str) -> Non
         assert "CUDA" not in table
         assert set(lib._absent_kernels) == {("p", "CUDA"), ("p", "XPU"), ("p", "MPS"), ("p", "AutogradCUDA")}
         np.testing.assert_array_equal(getattr(backend_sdk.ops, ns).p(arr(1)).numpy(), [3.0])
-        with pytest.raises(ValueError, match="Unknown device type 'gpu9'"):
+        with pytest.raises(ValueError, match="Expected one of cpu, .* device type at start of device string: gpu9"):
             library.register_kernel(f"{ns}::p", "gpu9", lambda x: x, lib=lib)
 
     @custom_op(f"{ns}::q", mutates_args=(), device_types=("cpu", "cuda"))
@@ -172,7 +172,7 @@ def test_kernels_for_absent_backends_are_recorded_not_dispatched(ns: str) -> Non
 
     assert set(q._absent_kernels) == {"cuda", "xpu"}
     np.testing.assert_array_equal(q(arr(2)).numpy(), [1.0, 2.0])
-    with pytest.raises(ValueError, match="Unknown device type"):
+    with pytest.raises(ValueError, match="Expected one of cpu, .* device type at start of device string"):
         q.register_kernel("tpu9", lambda x: x)
     q._destroy()
 
@@ -204,7 +204,8 @@ def test_infer_schema_coverage() -> None:
     assert infer_schema(f2, mutates_args=()) == "(Tensor x, ScalarType dtype=float32) -> Tensor"
 
     def f3(x: Tensor) -> typing.Tuple[Tensor, ...]: ...
-    assert infer_schema(f3, mutates_args=()) == "(Tensor x) -> Tensor[]"
+    with pytest.raises(ValueError, match="Return has unsupported type"):  # as PyTorch 2.13: use List[Tensor]
+        infer_schema(f3, mutates_args=())
 
     def f4(x: Tensor) -> tuple[Tensor, Tensor]: ...
     assert infer_schema(f4, mutates_args=()) == "(Tensor x) -> (Tensor, Tensor)"

@@ -83,7 +83,7 @@ build_it() {
   command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
   if [[ ! -f $build/CMakeCache.txt ]]; then
     # Debug: no -O2 for vendor libraries and no LTO from pybind11 (both only in Release builds);
-    # the launcher turns the per-file -O3 into -O1. -g1: line tables for the reports, cheap to build.
+    # the launcher turns any -O2/-O3 of projects built against it into -O1. -g1: line tables for the reports, cheap to build.
     cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DSDK_INPLACE=OFF \
       -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1 -fno-omit-frame-pointer $flags" \
       -DCMAKE_SHARED_LINKER_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$flags" \

@@ -2,11 +2,12 @@
 # CMAKE_CXX_COMPILER_LAUNCHER of the sanitizer builds (tools/sanitize.sh): runs the compiler
 # through ccache when it is installed, and compiles every file at -O1.
 #
-# Why rewrite -O: CMakeLists.txt compiles the SDK's sources with a per-file -O3 and device_sim at
-# -O3, and backend_sdk_add_backend gives vendor libraries -O2; those flags come after
-# CMAKE_CXX_FLAGS on the command line, so a build type cannot lower them. -O3 under ASan+UBSan is
-# what made a sanitizer build take ~22 minutes on the 2-core machine; -O1 keeps the reports exact
-# (the inliner still runs, stack traces stay readable) and builds several times faster.
+# Why rewrite -O: the SDK's own sources take their optimisation level from the build type (Debug
+# here, see tools/sanitize.sh), but projects built against the sanitizer build in the tests (the
+# consumer CMake projects, samples, JIT extensions) may build Release, where
+# backend_sdk_add_backend adds -O2 after CMAKE_CXX_FLAGS, so a flag cannot lower it. -O2/-O3 under
+# ASan+UBSan build several times slower; -O1 keeps the reports exact (the inliner still runs, stack
+# traces stay readable).
 set -euo pipefail
 args=()
 for a in "$@"; do

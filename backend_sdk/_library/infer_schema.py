@@ -9,6 +9,11 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 __all__ = ["infer_schema"]
 
 
+class _TestTensor:
+    """A name that exists in this module only: annotations are evaluated in the function's own globals, so one
+    naming ``_TestTensor`` is "not a type" there (PyTorch keeps the same negative-test hook)."""
+
+
 def _param_types() -> dict[Any, str]:
     """Python annotation -> schema type, PyTorch's table (Tensor, int, float, bool, str, Number, dtype, device)."""
     from .. import Tensor, _C
@@ -49,16 +54,14 @@ def _return_types() -> dict[Any, str]:
     table: dict[Any, str] = {Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool", Number: "Scalar"}
     for seq in (typing.List, list, typing.Sequence, Sequence, collections.abc.Sequence):
         table[seq[Tensor]] = "Tensor[]"
-    # A tuple of any number of tensors is a list of them in a schema.
-    table[typing.Tuple[Tensor, ...]] = "Tensor[]"
-    table[tuple[Tensor, ...]] = "Tensor[]"
+    # Tuple[Tensor, ...] is refused, as PyTorch 2.13 refuses it (a list of tensors is List[Tensor]).
     return table
 
 
 def _resolve(annotation: Any, fn: Callable) -> Any:
     """Evaluates string annotations (``from __future__ import annotations``) in the function's globals."""
     if not isinstance(annotation, str):
-        return annotation
+        return _resolve_args(annotation, fn)
     import backend_sdk
 
     namespace = dict(getattr(fn, "__globals__", {}))
@@ -68,9 +71,28 @@ def _resolve(annotation: Any, fn: Callable) -> Any:
         namespace.setdefault(name, getattr(typing, name))
     namespace.setdefault("Tensor", backend_sdk.Tensor)
     try:
-        return eval(annotation, namespace)  # noqa: S307 (annotations are code by definition)
+        value = eval(annotation, namespace)  # noqa: S307 (annotations are code by definition)
+        # A quoted annotation under `from __future__ import annotations` is a string of a string.
+        return _resolve(value, fn) if isinstance(value, str) else _resolve_args(value, fn)
+    except NameError as e:
+        raise ValueError(
+            f"infer_schema(func): Unsupported type annotation {annotation}. It is not a type. ({e})."
+        ) from None
     except Exception as e:  # noqa: BLE001
         raise ValueError(f"infer_schema: could not evaluate the annotation {annotation!r}: {e}") from None
+
+
+def _resolve_args(annotation: Any, fn: Callable) -> Any:
+    """Resolves string arguments inside a generic (``list["MyTensor"]``, ``Optional["Tensor"]``), as PyTorch does."""
+    args = typing.get_args(annotation)
+    if not args or not any(isinstance(a, (str, typing.ForwardRef)) for a in args):
+        return annotation
+    resolved = tuple(_resolve(a.__forward_arg__ if isinstance(a, typing.ForwardRef) else a, fn) for a in args)
+    if hasattr(annotation, "copy_with"):  # typing.List[...], typing.Optional[...]
+        return annotation.copy_with(resolved)
+    import types
+
+    return types.GenericAlias(typing.get_origin(annotation), resolved)
 
 
 def _default_text(value: Any) -> str:
@@ -103,7 +125,7 @@ def infer_schema(
     Parameters annotated Tensor, int, float, bool, str, ``backend_sdk.types.Number``, dtype,
     device, sequences of these and Optional of these become schema arguments (int is SymInt,
     Number is Scalar, as in PyTorch); the return may be None, Tensor, int, float, bool, Number,
-    a list of Tensors, ``Tuple[Tensor, ...]`` (a list) or a tuple of those. Parameters named in
+    a list of Tensors or a tuple of those (not ``Tuple[Tensor, ...]``, as PyTorch). Parameters named in
     ``mutates_args`` become ``Tensor(aN!)``; ``"unknown"`` marks every Tensor parameter
     mutable. With ``op_name`` the schema is prefixed with it. ``tags`` (``Tag.inplace`` or
     ``Tag.out``): the returns alias the first argument (``(Tensor(a!) x, ...) -> Tensor(a!)``)
@@ -234,12 +256,9 @@ def _parse_return(annotation: Any, error_fn: Callable[[str], typing.NoReturn]) -
     if annotation is inspect.Signature.empty:
         error_fn("No return type annotation was provided. Please add one (use None if nothing is returned).")
     table = _return_types()
-    valid = ("None, Tensor, int, float, bool, Number, List[Tensor], Tuple[Tensor, ...], or a tuple of "
-             "Tensor/int/float/bool/Number/List[Tensor].")
+    valid = ("None, Tensor, int, float, bool, Number, List[Tensor], or a tuple of "
+             "Tensor/int/float/bool/Number/List[Tensor] (Tuple[Tensor, ...] is not one: use List[Tensor]).")
     origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:  # Tuple[Tensor, ...]: a list
-        origin = None
     if origin is not tuple:
         try:
             ret = table.get(annotation)

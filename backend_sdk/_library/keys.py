@@ -72,8 +72,12 @@ def resolve_device_type(device_type: object, what: str) -> str | None:
     except ValueError:
         if base.lower() in ABSENT_DEVICE_TYPES:
             return None
-    raise ValueError(
-        f"{what}: Unknown device type {device_type!r}: expected one of {_C._valid_device_types()} "
-        f"(or a renamed PrivateUse backend such as 'accel'), or a PyTorch device type this process does not have "
-        f"({', '.join(sorted(ABSENT_DEVICE_TYPES))}), which is recorded and never dispatched"
+    # PyTorch's words (its list starts "cpu, cuda": ours names cpu, then the PrivateUse backends, then meta).
+    valid = [t.strip() for t in _C._valid_device_types().split(",")]
+    ordered = [t for t in valid if t == "cpu"] + [t for t in valid if t not in ("cpu", "meta")] + \
+        [t for t in valid if t == "meta"]
+    raise _C.ValueRuntimeError(
+        f"{what}: Expected one of {', '.join(ordered)} device type at start of device string: {device_type} "
+        f"(a PyTorch device type this process does not have, {', '.join(sorted(ABSENT_DEVICE_TYPES))}, is "
+        f"recorded and never dispatched)"
     )

@@ -33,6 +33,7 @@ DataDependentOutputException. In-place operators that change metadata
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Callable, Iterator
 
@@ -178,7 +179,11 @@ class FakeImplCtx:
         with FakeImplCtx._lock:
             name = f"u{FakeImplCtx._counter}"
             FakeImplCtx._counter += 1
-        return SymIntStandIn(hint, name, min, max)
+        size = SymIntStandIn(hint, name, min, max)
+        recording = getattr(_tls, "dynamic_sizes", None)
+        if recording is not None:
+            recording.append(size)
+        return size
 
     # PyTorch's older name
     create_unbacked_symint = new_dynamic_size
@@ -186,6 +191,19 @@ class FakeImplCtx:
 
 builtins_max, builtins_min = max, min
 _tls = threading.local()
+
+
+@contextlib.contextmanager
+def recording_dynamic_sizes() -> Iterator[list[SymIntStandIn]]:
+    """Collects the sizes ``ctx.new_dynamic_size()`` makes on this thread inside the block (opcheck compares
+    them as data-dependent sizes)."""
+    previous = getattr(_tls, "dynamic_sizes", None)
+    sizes: list[SymIntStandIn] = []
+    _tls.dynamic_sizes = sizes
+    try:
+        yield sizes
+    finally:
+        _tls.dynamic_sizes = previous
 
 
 def get_ctx() -> FakeImplCtx:

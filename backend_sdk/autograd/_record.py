@@ -70,7 +70,7 @@ class OpInfo:
         for r in schema.returns:
             if r.alias_info and not r.is_write:
                 for a in args:
-                    if a.alias_info and a.alias_info.split(" ")[0] == r.alias_info.split(" ")[0]:
+                    if a.alias_info and str(a.alias_info).split(" ")[0] == str(r.alias_info).split(" ")[0]:
                         self.view_of = a.name
         self.returns_list = len(schema.returns) == 1 and schema.returns[0].type == "Tensor[]"
         self.num_returns = len(schema.returns)

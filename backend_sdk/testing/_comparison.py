@@ -77,6 +77,11 @@ def _compare_arrays(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equa
         return str(x)
 
     verb = "equal" if exact else "close"
+    if not a.shape and not e.shape:  # 0-dim tensors are reported as scalars, as PyTorch does
+        got, want = a.item(), e.item()
+        allowed_a, allowed_r = ("", "") if exact else (f" (up to {atol} allowed)", f" (up to {rtol} allowed)")
+        _fail(msg, f"Scalars are not {verb}!\n\nExpected {want} but got {got}.\nAbsolute difference: {num(da)}"
+                   f"{allowed_a}\nRelative difference: {num(dr)}{allowed_r}")
     lines = [f"{kind} are not {verb}!", "", f"Mismatched elements: {n_bad} / {n} ({100.0 * n_bad / n:.1f}%)"]
     idx_a = "(" + ", ".join(str(int(i)) for i in ia) + ("," if len(ia) == 1 else "") + ")"
     idx_r = "(" + ", ".join(str(int(i)) for i in ir) + ("," if len(ir) == 1 else "") + ")"

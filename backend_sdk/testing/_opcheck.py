@@ -85,26 +85,6 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _close(a: np.ndarray, b: np.ndarray) -> str | None:
-    """None if equal within tolerance, else a description of the greatest difference."""
-    if a.shape != b.shape:
-        return f"shape {a.shape} vs {b.shape}"
-    if a.size == 0:
-        return None
-    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
-        x, y = a.astype(np.float64), b.astype(np.float64)
-        ok = np.isclose(x, y, rtol=1.3e-6 if a.dtype != np.float64 else 1e-7, atol=1e-5, equal_nan=True)
-        if ok.all():
-            return None
-        diff = np.where(np.isnan(x) & np.isnan(y), 0, np.abs(x - y))
-        idx = np.unravel_index(int(np.nanargmax(np.where(ok, -1, diff))), a.shape)
-        return f"greatest difference {diff[idx]} at index {tuple(int(i) for i in idx)} ({x[idx]} vs {y[idx]})"
-    if np.array_equal(a, b):
-        return None
-    idx = np.argwhere(a != b)[0]
-    return f"mismatch at index {tuple(int(i) for i in idx)} ({a[tuple(idx)]} vs {b[tuple(idx)]})"
-
-
 def _schema_of(op: Any) -> Any:
     return _C._parse_schema(op._schema)
 
@@ -121,10 +101,10 @@ def _bind_names(schema: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any, 
     return out
 
 
-def _alias_sets(text: str | None) -> set[str]:
-    if not text:
+def _alias_sets(info: Any) -> set[str]:
+    if not info:
         return set()
-    before = text.rstrip("!").split("->")[0].strip()
+    before = str(info).rstrip("!").split("->")[0].strip()
     return {s.strip() for s in before.split("|") if s.strip()}
 
 
@@ -224,12 +204,29 @@ def _has_builtin_formula(op: Any) -> bool:
         return False
 
 
+def _dynamic_dims(fake: Any, real: Any, dynamic_sizes: list) -> set[int]:
+    """The dims of a fake output whose size came from ``ctx.new_dynamic_size()`` (data-dependent): the real size
+    may be any value in the stand-in's [min, max], as PyTorch accepts an unbacked size on the fake side.
+
+    Sizes are plain ints here (SymIntStandIn), so a dim counts as dynamic when its fake size is the hint of a
+    stand-in made during this fake call and the real size lies in that stand-in's range."""
+    out: set[int] = set()
+    if len(fake.shape) != len(real.shape):
+        return out
+    for k, (f, r) in enumerate(zip(fake.shape, real.shape)):
+        for d in dynamic_sizes:
+            if f == int(d) and r >= d.min and (d.max is None or r <= d.max):
+                out.add(k)
+    return out
+
+
 def _describe(t: Any) -> str:
     return f"size={tuple(t.shape)}, dtype={t.dtype}, device={t.device}, stride={t.stride()}, offset={t.storage_offset()}"
 
 
 def test_faketensor(op: Any, args: tuple, kwargs: dict) -> None:
     """The fake kernel against the real one: outputs' number, shape, dtype, device, strides, offset, aliasing."""
+    from .._subclasses import fake_tensor
     from .._subclasses.fake_tensor import FakeTensorMode
 
     real_args, real_kwargs = _copy_args(args, kwargs)
@@ -240,7 +237,7 @@ def test_faketensor(op: Any, args: tuple, kwargs: dict) -> None:
     fake_args = _map(fake_args, mode.from_tensor)
     fake_kwargs = _map(fake_kwargs, mode.from_tensor)
     fake_inputs = _leaves(fake_args) + _leaves(fake_kwargs)
-    with mode:
+    with mode, fake_tensor.recording_dynamic_sizes() as dynamic_sizes:
         fake_out = op(*fake_args, **fake_kwargs)
     real_flat, fake_flat = _flat_outputs(real_out), _flat_outputs(fake_out)
     if real_out is None or fake_out is None:
@@ -266,18 +263,27 @@ def test_faketensor(op: Any, args: tuple, kwargs: dict) -> None:
                 continue
             if not isinstance(ft, Tensor):
                 raise AssertionError(f"{where}: fake returned {type(ft).__name__}, real a Tensor")
-            for attr, rv, fv in (
-                ("shape", tuple(rt.shape), tuple(ft.shape)),
-                ("dtype", rt.dtype, ft.dtype),
-                ("device", rt.device, ft.device),
-                ("storage offset", rt.storage_offset(), ft.storage_offset()),
-            ):
-                if rv != fv:
-                    raise AssertionError(f"{where}: {attr} mismatch: fake {fv} vs real {rv} (fake: {_describe(ft)}; real: {_describe(rt)})")
-            rs = [s for s, n in zip(rt.stride(), rt.shape) if n > 1]
-            fs = [s for s, n in zip(ft.stride(), ft.shape) if n > 1]
-            if rt.numel() > 0 and rs != fs:
-                raise AssertionError(f"{where}: stride mismatch: fake {ft.stride()} vs real {rt.stride()} (shape {tuple(rt.shape)})")
+            # PyTorch's wording (compare_tensor_meta, fake first), then our description of both tensors.
+            detail = f" ({where}; fake: {_describe(ft)}; real: {_describe(rt)})"
+            dynamic = _dynamic_dims(ft, rt, dynamic_sizes)
+            if len(rt.shape) != len(ft.shape) or any(
+                    f != r and k not in dynamic for k, (f, r) in enumerate(zip(ft.shape, rt.shape))):
+                raise AssertionError(f"Shapes {ft.shape} and {rt.shape} are not equal!{detail}")
+            if rt.dtype != ft.dtype:
+                raise AssertionError(f"Dtypes {ft.dtype} and {rt.dtype} are not equal!{detail}")
+            if rt.device != ft.device:
+                raise AssertionError(f"Devices {ft.device} and {rt.device} are not equal!{detail}")
+            if dynamic:
+                continue  # strides follow the data-dependent sizes (PyTorch's allow_rhs_unbacked)
+            mismatch = next((k for k, (f, r, n) in enumerate(zip(ft.stride(), rt.stride(), rt.shape))
+                             if n > 1 and f != r), None)
+            if rt.numel() > 0 and mismatch is not None:
+                raise AssertionError(
+                    f"Stride mismatch! Strides are {ft.stride()} and {rt.stride()} (mismatched at {mismatch})!{detail}")
+            if rt.storage_offset() != ft.storage_offset():
+                raise AssertionError(
+                    f"Storage offset mismatch! Storage offsets are {ft.storage_offset()} and "
+                    f"{rt.storage_offset()}!{detail}")
             if what.startswith("output"):
                 ra = [k for k, t in enumerate(real_inputs) if _C._storage_id(t) == _C._storage_id(rt)]
                 fa = [k for k, t in enumerate(fake_inputs) if _C._storage_id(t) == _C._storage_id(ft)]
@@ -287,10 +293,56 @@ def test_faketensor(op: Any, args: tuple, kwargs: dict) -> None:
                     )
 
 
-def test_trace(op: Any, args: tuple, kwargs: dict) -> None:
+def _check_functionalizable(op: Any) -> None:
+    """PyTorch's AOT dispatcher functionalizes the graph: a non-aten operator whose returns carry alias
+    annotations is refused, unless custom_op tagged it Tag.inplace / Tag.out (which PyTorch 2.13
+    functionalizes itself). Our trace does not functionalize, so the refusal is checked here, in its words."""
+    from .._tags import Tag
+
+    schema = _schema_of(op)
+    if schema.ns == "aten" or not any(r.alias_info for r in schema.returns):
+        return
+    if Tag.inplace in op.tags or Tag.out in op.tags:
+        return
+    raise RuntimeError(
+        f"Found a custom (non-ATen) operator whose output has alias annotations: {schema}. We only support "
+        f"functionalizing operators whose outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor "
+        f"with an alias annotation whereas 'Tensor' is a Tensor without. The '(a)' is the alias annotation). The "
+        f"alias annotation specifies that the output Tensor shares storage with an input that has the same "
+        f"annotation. Please check if (1) the output needs to be an output (if not, don't return it), (2) if the "
+        f"output doesn't share storage with any inputs, then delete the alias annotation. (3) if the output indeed "
+        f"shares storage with an input, then add a .clone() before returning it to prevent storage sharing and then "
+        f"delete the alias annotation. Otherwise, please file an issue on GitHub."
+    )
+
+
+_OUTPUTS_MSG = (
+    "Outputs of the operator are different in eager-mode PyTorch vs AOTDispatcher tracing. This means the operator "
+    "will have incorrect output underneath torch.compile. This could be because the operator's implementation not "
+    "traceable."
+)
+_GRADS_MSG = (
+    "Gradients of the operator are different in eager-mode PyTorch vs AOTDispatcher. This means the operator will "
+    "have incorrect gradients underneath torch.compile. This could be because the operator's backward is "
+    "incorrectly registered or not traceable."
+)
+
+
+def _assert_same(actual: Any, expected: Any, atol: float | None, rtol: float | None, what: str, gm: Any) -> None:
+    """assert_close of traced vs eager; a failure raises PyTorch's message (``what``) from assert_close's error."""
+    from ._comparison import assert_close
+
+    try:
+        assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+    except AssertionError as e:
+        raise AssertionError(f"{what}\n{gm}") from e
+
+
+def test_trace(op: Any, args: tuple, kwargs: dict, *, atol: float | None = None, rtol: float | None = None) -> None:
     """Traced (on fake tensors) then re-run on new inputs, against eager: values, mutated inputs, gradients."""
     from .._library.tracing import trace
 
+    _check_functionalizable(op)
     trace_args, trace_kwargs = _copy_args(args, kwargs)
     leaves = _leaves(trace_args) + _leaves(trace_kwargs)
 
@@ -311,18 +363,14 @@ def test_trace(op: Any, args: tuple, kwargs: dict) -> None:
     e_flat, t_flat = _leaves(eager_out), _leaves(traced_out)
     if len(e_flat) != len(t_flat):
         raise AssertionError(f"the traced graph returned {len(t_flat)} tensors, eager {len(e_flat)}\n{gm}")
-    for i, (e, t) in enumerate(zip(e_flat, t_flat)):
-        problem = _close(_values(t), _values(e))
-        if problem:
-            raise AssertionError(f"output {i} of the traced graph differs from eager: {problem}\n{gm}")
-    for i, (e, t) in enumerate(zip(eager_leaves, rerun_leaves)):
-        problem = _close(_values(t), _values(e))
-        if problem:
-            raise AssertionError(f"input {i} after the traced graph differs from eager (mutation): {problem}\n{gm}")
-    _check_grads(e_flat, t_flat, eager_leaves, rerun_leaves, gm)
+    _assert_same([t.detach() for t in t_flat], [e.detach() for e in e_flat], atol, rtol, _OUTPUTS_MSG, gm)
+    _assert_same([t.detach() for t in rerun_leaves], [e.detach() for e in eager_leaves], atol, rtol,
+                 "Mutated inputs " + _OUTPUTS_MSG[len("Outputs "):], gm)
+    _check_grads(e_flat, t_flat, eager_leaves, rerun_leaves, gm, atol, rtol)
 
 
-def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any) -> None:
+def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any, atol: float | None,
+                 rtol: float | None) -> None:
     wants = [i for i, t in enumerate(e_in) if getattr(t, "requires_grad", False)]
     if not wants:
         return
@@ -342,11 +390,8 @@ def _check_grads(e_out: list, t_out: list, e_in: list, t_in: list, gm: Any) -> N
     ge, gt = grads(e_out, e_in), grads(t_out, t_in)
     for k, (a, b) in enumerate(zip(ge, gt)):
         if (a is None) != (b is None):
-            raise AssertionError(f"gradient of input {wants[k]}: eager {a!r} vs traced {b!r}")
-        if a is not None:
-            problem = _close(_values(b), _values(a))
-            if problem:
-                raise AssertionError(f"gradient of input {wants[k]} through the traced graph differs from eager: {problem}\n{gm}")
+            raise AssertionError(f"{_GRADS_MSG} (gradient of input {wants[k]}: eager {a!r} vs traced {b!r})")
+    _assert_same([b for b in gt if b is not None], [a for a in ge if a is not None], atol, rtol, _GRADS_MSG, gm)
 
 
 _TESTS = {
@@ -374,8 +419,8 @@ def opcheck(
     ``test_aot_dispatch_static``, which run our trace check) or ``test_trace``. With
     ``raise_exception=True`` the first failure raises OpCheckError naming the sub-test;
     otherwise returns PyTorch's result dict {sub-test: "SUCCESS" or the exception}.
-    ``atol`` / ``rtol`` are accepted for PyTorch's signature (the trace check's
-    tolerances are fixed).
+    ``atol`` / ``rtol`` are the trace check's tolerances (assert_close's defaults when
+    omitted), as PyTorch's.
     """
     if (atol is None) != (rtol is None):
         raise ValueError("opcheck: atol and rtol must both be given, or neither")
@@ -403,7 +448,11 @@ def opcheck(
     results: dict[str, Any] = {}
     for n in names:
         try:
-            _TESTS[_ALIASES.get(n, n)](op, args, kwargs)
+            test = _ALIASES.get(n, n)
+            if test == "test_trace":
+                test_trace(op, args, kwargs, atol=atol, rtol=rtol)
+            else:
+                _TESTS[test](op, args, kwargs)
         except Exception as e:  # noqa: BLE001 (every failure is reported)
             if raise_exception:
                 raise OpCheckError(f"opcheck(op, ...): {n} failed with {type(e).__name__}: {e}") from e

@@ -219,7 +219,13 @@ PyObject* overload_new(PyTypeObject* type, PyObject*, PyObject*) {
 PyObject* overload_get_schema(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
   if (!o->bound) Py_RETURN_NONE;
-  return PyUnicode_FromString(o->bound->schema.str().c_str());
+  // A FunctionSchema object, as PyTorch's OpOverload._schema (str() gives the text).
+  try {
+    return py::cast(o->bound->schema).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
 }
 PyObject* overload_get_name(PyObject* self, void*) {
   auto* o = reinterpret_cast<PyOpOverload*>(self);
@@ -238,8 +244,19 @@ PyObject* overload_get_tags(PyObject* self, void*) {
   return PyObject_CallOneArg(g_tags_provider, o->name);
 }
 
+// Whether Python defined the operator (Library.define): a Python registry too, asked the same way.
+PyObject* g_defined_in_python_provider = nullptr;  // a strong reference, kept for the process
+
+PyObject* overload_get_defined_in_python(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->name || !g_defined_in_python_provider) Py_RETURN_FALSE;
+  return PyObject_CallOneArg(g_defined_in_python_provider, o->name);
+}
+
 PyGetSetDef g_overload_getset[] = {
-    {"_schema", overload_get_schema, nullptr, "The operator's schema text.", nullptr},
+    {"_defined_in_python", overload_get_defined_in_python, nullptr,
+     "True if the operator was defined from Python (Library.define, custom_op), as PyTorch's.", nullptr},
+    {"_schema", overload_get_schema, nullptr, "The operator's schema (a FunctionSchema; str() is its text).", nullptr},
     {"tags", overload_get_tags, nullptr, "The operator's tags (a list of backend_sdk.Tag), as OpOverload.tags.", nullptr},
     {"__name__", overload_get_name, nullptr, "The qualified name 'ns::op.overload'.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -440,9 +457,48 @@ struct PythonKernel : PyCallableKernel {
 
 // An argument as Python sees it: IValues keep ScalarType as an int (as in
 // c10), so dtype arguments become backend_sdk dtypes here.
+// Layout and MemoryFormat values become the Python objects the provider installed with
+// _C._set_enum_argument_provider returns (fn(kind, value): backend_sdk.strided, channels_last...), or
+// stay ints without one. Lists of these kinds (ScalarType[], Layout[], MemoryFormat[]) convert element-wise.
+PyObject* g_enum_argument_provider = nullptr;  // a strong reference, kept for the process
+
+PyObject* enum_element_to_python(TypeKind kind, int64_t value) {
+  if (kind == TypeKind::ScalarType) return dtype_object(static_cast<ScalarType>(value));
+  if (!g_enum_argument_provider) return PyLong_FromLongLong(value);
+  const char* name = kind == TypeKind::Layout ? "Layout" : "MemoryFormat";
+  return PyObject_CallFunction(g_enum_argument_provider, "sL", name, static_cast<long long>(value));
+}
+
+bool is_enum_kind(TypeKind k) {
+  return k == TypeKind::ScalarType || k == TypeKind::Layout || k == TypeKind::MemoryFormat;
+}
+
 PyObject* argument_to_python(const IValue& v, const Type& type) {
   const Type* t = type.kind == TypeKind::Optional ? type.elem.get() : &type;
-  if (t->kind == TypeKind::ScalarType && v.is_int()) return dtype_object(v.to_scalar_type());
+  if (is_enum_kind(t->kind) && v.is_int()) return enum_element_to_python(t->kind, v.to_int());
+  if (t->kind == TypeKind::List && is_enum_kind(t->elem->kind) && (v.is_int_list() || v.is_list())) {
+    TypeKind kind = t->elem->kind;
+    std::vector<int64_t> values;
+    if (v.is_int_list()) {
+      values = v.to_int_list();
+    } else {
+      for (const IValue& e : v.to_list()) {
+        if (!e.is_int()) return from_ivalue(v);  // not a list of enum numbers: as it is
+        values.push_back(e.to_int());
+      }
+    }
+    PyObject* out = PyList_New(static_cast<Py_ssize_t>(values.size()));
+    if (!out) return nullptr;
+    for (size_t i = 0; i < values.size(); ++i) {
+      PyObject* item = enum_element_to_python(kind, values[i]);
+      if (!item) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+      PyList_SET_ITEM(out, static_cast<Py_ssize_t>(i), item);
+    }
+    return out;
+  }
   return from_ivalue(v);
 }
 
@@ -456,7 +512,9 @@ std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema,
   py::list args;
   py::dict kwargs;
   for (size_t i = 0; i < n; ++i) {
-    py::object v = py::reinterpret_steal<py::object>(argument_to_python((*stack)[base + i], *schema.arguments[i].type));
+    PyObject* raw = argument_to_python((*stack)[base + i], *schema.arguments[i].type);
+    if (!raw) throw py::error_already_set();
+    py::object v = py::reinterpret_steal<py::object>(raw);
     if (schema.arguments[i].kwarg_only) {
       kwargs[schema.arguments[i].name.c_str()] = v;
     } else {
@@ -534,6 +592,36 @@ void check_fresh_outputs(const PythonKernel& k, const FunctionSchema& schema, co
     const IValue& v = stack[ret_base + r];
     if (v.is_tensor()) check(v.to_tensor());
     else if (v.is_tensor_list()) for (const Tensor& t : v.to_tensor_list()) check(t);
+  }
+}
+
+// Note [Mutated arguments' versions] (backend_sdk/_library/custom_ops.py): the ADInplaceOrView kernel of a
+// mutable custom operator, in C++ so that a mutable op costs one redispatch, not a Python call: it runs
+// the kernels below ADInplaceOrView, then bumps the version of every tensor the schema marks written
+// (Tensor(a!), Tensor(a!)?, Tensor(a!)[]), once per call, as PyTorch's ADInplaceOrView kernels do.
+void version_bump_boxed(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  const FunctionSchema& schema = op.schema();
+  size_t n = schema.arguments.size();
+  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
+            " arguments but the stack holds ", stack->size(), " values");
+  size_t base = stack->size() - n;
+  std::vector<Tensor> written;  // taken before the call consumes the stack
+  for (size_t i = 0; i < n; ++i) {
+    if (!schema.arguments[i].is_write()) continue;
+    const IValue& v = (*stack)[base + i];
+    if (v.is_tensor()) {
+      written.push_back(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) written.push_back(t);
+    } else if (v.is_list()) {  // Tensor(a!)?[]: tensors and Nones
+      for (const IValue& e : v.to_list()) {
+        if (e.is_tensor()) written.push_back(e.to_tensor());
+      }
+    }
+  }
+  op.redispatch_boxed(ks & keys_after(DispatchKey::ADInplaceOrView), stack);
+  for (const Tensor& t : written) {
+    if (t.defined()) t.impl()->bump_version();
   }
 }
 
@@ -761,6 +849,55 @@ void init_ops(py::module_& m) {
       py::arg("qualified_name"), py::arg("keyset"),
       "Calls an operator with an explicit key set, skipping key computation (for kernels that redispatch).");
 
+  // Note [Kernel snapshots]
+  // ~~~~~~~~~~~~~~~~~~~~~~~
+  // library.get_kernel(op, key) is the kernel in the operator's table slot for `key` at that moment, as
+  // PyTorch's: kernels registered later do not change what it calls, so a kernel can wrap the one it
+  // replaces. The slot's record is never freed (Note [Kernel lifetime]), so holding it is safe; the
+  // snapshot is bound to the definition it was taken from and refuses calls after a redefinition (Note
+  // [Schema lifetime]). Whether the Library that registered a Python kernel is still open is checked in
+  // Python (library.get_kernel), which raises PyTorch's "has been invalidated".
+  struct KernelSnapshot {
+    OperatorHandle op;
+    const SchemaRecord* record;
+    const KernelFunction* kernel;
+    std::string key;
+  };
+  py::class_<KernelSnapshot>(m, "_KernelSnapshot", "The kernel of an operator's table slot (library.get_kernel).")
+      .def("call_boxed",
+           [](const KernelSnapshot& snap, const PyDispatchKeySet& ks, py::args args, py::kwargs kwargs) {
+             SDK_CHECK(snap.op.entry().schema_record() == snap.record, "The kernel of ", snap.op.name(), " for ",
+                       snap.key, " has been invalidated: the operator was redefined since get_kernel()");
+             BoundSchema b(snap.op);
+             std::vector<PyObject*> flat;
+             for (auto a : args) flat.push_back(a.ptr());
+             py::tuple kwnames(kwargs.size());
+             size_t i = 0;
+             for (auto item : kwargs) {
+               kwnames[i++] = item.first;
+               flat.push_back(item.second.ptr());
+             }
+             Stack stack;
+             std::string error;
+             if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack,
+                                 &error)) {
+               throw py::type_error(error);
+             }
+             snap.kernel->call_boxed(snap.op, ks.ks, &stack);
+             return py::reinterpret_steal<py::object>(returns_to_python(b.schema, stack));
+           },
+           py::arg("keyset"), "Runs the kernel with this key set, as c10's KernelFunction::callBoxed.");
+  m.def(
+      "_dispatch_get_kernel",
+      [](const std::string& name, const std::string& key) {
+        OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(name);
+        DispatchKey k = parse_dispatch_key(key);
+        const KernelFunction& kernel = op.entry().lookup_masked(runtime_key_set_for(k));
+        SDK_CHECK(kernel.is_valid() && !kernel.is_fallthrough(), "no kernel for ", key, " for ", name);
+        return KernelSnapshot{op, op.entry().schema_record(), &kernel, key};
+      },
+      py::arg("qualified_name"), py::arg("key"), "Note [Kernel snapshots].");
+
   py::class_<PyLibrary>(m, "_Library")
       .def(py::init([](const std::string& kind, const std::string& ns, std::optional<std::string> key) {
              Library::Kind k;
@@ -819,6 +956,18 @@ void init_ops(py::module_& m) {
           py::arg("check_aliasing") = std::string(),
           "Registers a Python kernel. check_aliasing: a name for the error raised when an output without alias "
           "annotation shares storage with an input or another output (custom_op kernels); empty: no check.")
+      .def(
+          "impl_version_bump",
+          [](PyLibrary& self, const std::string& name) {
+            SDK_CHECK(self.lib, "Library(", self.ns, ") is closed");
+            std::string qualified = name.find("::") == std::string::npos ? self.ns + "::" + name : name;
+            KernelFunction kernel = CppFunction::make_from_boxed(&version_bump_boxed).take();
+            self.kernels.push_back(Dispatcher::singleton().register_impl(
+                qualified, DispatchKey::ADInplaceOrView, std::move(kernel), caller_location()));
+          },
+          py::arg("name"),
+          "Registers the C++ ADInplaceOrView kernel that bumps the versions of the arguments the schema marks "
+          "written (Note [Mutated arguments' versions]).")
       .def(
           "impl_fallthrough",
           [](PyLibrary& self, const std::string& name, const std::string& key) {
@@ -902,6 +1051,26 @@ void init_ops(py::module_& m) {
         Py_XDECREF(old);
       },
       py::arg("fn"), "Installs fn(qualified_name) -> list of tags, which OpOverload.tags returns.");
+  m.def(
+      "_set_enum_argument_provider",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_enum_argument_provider(): the provider must be callable");
+        PyObject* old = g_enum_argument_provider;
+        g_enum_argument_provider = fn.release().ptr();
+        Py_XDECREF(old);
+      },
+      py::arg("fn"),
+      "Installs fn(kind, value) -> object ('Layout' / 'MemoryFormat' numbers to backend_sdk objects) for the "
+      "arguments Python kernels receive.");
+  m.def(
+      "_set_defined_in_python_provider",
+      [](py::object fn) {
+        SDK_CHECK_TYPE(PyCallable_Check(fn.ptr()), "_set_defined_in_python_provider(): the provider must be callable");
+        PyObject* old = g_defined_in_python_provider;
+        g_defined_in_python_provider = fn.release().ptr();
+        Py_XDECREF(old);
+      },
+      py::arg("fn"), "Installs fn(qualified_name) -> bool, which OpOverload._defined_in_python returns.");
   m.def(
       "_bump_version",
       [](const Tensor& t) { t.impl()->bump_version(); }, py::arg("tensor"),

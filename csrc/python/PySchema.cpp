@@ -9,6 +9,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <set>
+
 #include <backend_sdk/dispatch/FunctionSchema.h>
 
 namespace py = pybind11;
@@ -22,6 +24,31 @@ std::string repr_of(const char* cls, const std::string& text) {
 }  // namespace
 
 void init_schema_bindings(py::module_& m) {
+  // torch._C._AliasInfo: is_write, before_set, after_set. It also compares equal to its text ("a!"), which
+  // is how SDK code written before it existed reads alias annotations.
+  py::class_<sdk::AliasInfo>(m, "_AliasInfo", "The alias annotation of an argument or return, e.g. (a!).")
+      .def_readonly("is_write", &sdk::AliasInfo::is_write)
+      .def_property_readonly(
+          "before_set",
+          [](const sdk::AliasInfo& a) { return std::set<std::string>(a.before_sets.begin(), a.before_sets.end()); },
+          "The alias sets before the call ({'a'} for a!).")
+      .def_property_readonly(
+          "after_set",
+          [](const sdk::AliasInfo& a) {
+            // Without '->' the sets are the same after the call, as PyTorch reports them.
+            const auto& sets = a.after_sets.empty() ? a.before_sets : a.after_sets;
+            return std::set<std::string>(sets.begin(), sets.end());
+          },
+          "The alias sets after the call ({'*'} for 'a -> *').")
+      .def("__str__", &sdk::AliasInfo::str)
+      .def("__repr__", [](const sdk::AliasInfo& a) { return repr_of("_AliasInfo", a.str()); })
+      .def("__eq__",
+           [](const sdk::AliasInfo& a, py::handle other) {
+             if (PyUnicode_Check(other.ptr())) return a.str() == other.cast<std::string>();
+             if (py::isinstance<sdk::AliasInfo>(other)) return a == other.cast<sdk::AliasInfo>();
+             return false;
+           })
+      .def("__hash__", [](const sdk::AliasInfo& a) { return py::hash(py::str(a.str())); });
   py::class_<sdk::Argument>(m, "Argument", "One argument or return of a FunctionSchema.")
       .def_property_readonly("name", [](const sdk::Argument& a) { return a.name; },
                              "Argument name; '' for an unnamed return.")
@@ -32,12 +59,9 @@ void init_schema_bindings(py::module_& m) {
                              "Canonical text of the default value, or None when there is none.")
       .def_property_readonly("kwarg_only", [](const sdk::Argument& a) { return a.kwarg_only; })
       .def_property_readonly(
-          "alias_info",
-          [](const sdk::Argument& a) -> std::optional<std::string> {
-            if (!a.alias_info) return std::nullopt;
-            return a.alias_info->str();
-          },
-          "Alias annotation text without parentheses ('a!', 'a', 'a -> *'), or None.")
+          "alias_info", [](const sdk::Argument& a) { return a.alias_info; },
+          "The alias annotation (an _AliasInfo, whose str() is the text without parentheses: 'a!', 'a', "
+          "'a -> *'), or None.")
       .def_property_readonly("is_write", [](const sdk::Argument& a) { return a.is_write(); })
       .def_property_readonly("fixed_size",
                              [](const sdk::Argument& a) -> std::optional<int64_t> {
@@ -82,6 +106,8 @@ void init_schema_bindings(py::module_& m) {
 
   m.def("_parse_schema", [](const std::string& text) { return sdk::parse_schema(text); }, py::arg("schema"),
         "Parses an operator schema in PyTorch's grammar; raises ValueError on malformed input.");
+  // OpOverload._schema is a FunctionSchema (as PyTorch's); code that parses it again gets it back.
+  m.def("_parse_schema", [](const sdk::FunctionSchema& s) { return s; }, py::arg("schema"));
   m.def("_parse_operator_name", [](const std::string& text) { return sdk::parse_operator_name(text); },
         py::arg("name"), "Splits 'ns::name.overload' into (ns, name, overload); missing parts are ''.");
 }

@@ -19,6 +19,7 @@ void init_testing(py::module_& m);
 void init_runtime(py::module_& m);
 void init_blas(py::module_& m);
 void init_generator(py::module_& m);
+void init_dispatch_guards(py::module_& m);
 
 namespace {
 // Routes C++ warnings (sdk::warn) to Python's warnings module.
@@ -55,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_runtime(m);
   sdk::python::init_blas(m);
   sdk::python::init_generator(m);
+  sdk::python::init_dispatch_guards(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);
 }
