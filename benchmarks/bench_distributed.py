@@ -8,7 +8,7 @@ per-rank batch (the bucket all-reduces overlap backward). Also listed: all_reduc
 through host staging (no device collectives yet), bfloat16 (reduced through float32) and a small
 (4 KiB) all_reduce's latency. The model is an MLP stack with nanoGPT-small's widths (n_embd 384, 4x
 hidden, 4 blocks; the SDK has no embedding or layer norm yet). Everything is measured in this run, the
-same ranks, the same arrays; nothing is asserted. The script re-launches itself with mpiexec.
+same ranks, the same arrays, round-robin; nothing is asserted. The script re-launches itself with mpiexec.
 """
 from __future__ import annotations
 
@@ -35,6 +35,18 @@ def _median_seconds(fn, repeat: int, barrier) -> float:
     return statistics.median(times)
 
 
+def _interleaved(cases: list, repeat: int, barrier) -> list[tuple[str, float]]:
+    """Median seconds of each (name, fn), measured round-robin so that load changes hit all alike."""
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for _ in range(repeat):
+        for name, fn in cases:
+            barrier()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return [(name, statistics.median(times[name])) for name, _ in cases]
+
+
 def rank_side(quick: bool) -> None:
     from mpi4py import MPI  # noqa: F401  (mpi4py's own numbers, same processes)
 
@@ -53,21 +65,25 @@ def rank_side(quick: bool) -> None:
 
     n = 64 * 1024 * 1024 // 4
     a = np.full(n, rank + 1, dtype=np.float32)
-    rows.append(("mpi4py Allreduce(IN_PLACE) 64 MiB f32 numpy",
-                 _median_seconds(lambda: comm.Allreduce(MPI.IN_PLACE, a), repeat, barrier)))
     same = sdk.from_numpy(np.full(n, rank + 1, dtype=np.float32))  # numpy's memory, as the mpi4py row
-    rows.append(("dist.all_reduce 64 MiB f32 cpu", _median_seconds(lambda: dist.all_reduce(same), repeat, barrier)))
     # The SDK's own 64 MiB allocation (2 MiB-aligned, Note [Huge pages for large blocks]): mpi4py on that
-    # memory shows the same difference as dist.all_reduce on it, so it is the memory, not the path.
+    # memory is listed too, to tell the memory's cost from the path's.
     t = sdk.full((n,), float(rank + 1))
     view = t.numpy()
-    rows.append(("dist.all_reduce 64 MiB f32 cpu, SDK-allocated", _median_seconds(lambda: dist.all_reduce(t), repeat,
-                                                                                  barrier)))
-    rows.append(("mpi4py Allreduce on that SDK allocation",
-                 _median_seconds(lambda: comm.Allreduce(MPI.IN_PLACE, view), repeat, barrier)))
     h = sdk.full((n,), float(rank + 1), dtype=sdk.bfloat16)
-    rows.append(("dist.all_reduce 32 MiB bf16 cpu (f32 reduce)",
-                 _median_seconds(lambda: dist.all_reduce(h), repeat, barrier)))
+    small_np = np.ones(1024, dtype=np.float32)
+    small = sdk.ones(1024)
+    rows += _interleaved([
+        ("mpi4py Allreduce(IN_PLACE) 64 MiB f32 numpy", lambda: comm.Allreduce(MPI.IN_PLACE, a)),
+        ("dist.all_reduce 64 MiB f32 cpu", lambda: dist.all_reduce(same)),
+        ("dist.all_reduce 64 MiB f32 cpu, SDK-allocated", lambda: dist.all_reduce(t)),
+        ("mpi4py Allreduce on that SDK allocation", lambda: comm.Allreduce(MPI.IN_PLACE, view)),
+        ("dist.all_reduce 32 MiB bf16 cpu (f32 reduce)", lambda: dist.all_reduce(h)),
+    ], repeat, barrier)
+    rows += [(name, seconds / 100) for name, seconds in _interleaved([
+        ("mpi4py Allreduce 4 KiB (x100)", lambda: [comm.Allreduce(MPI.IN_PLACE, small_np) for _ in range(100)]),
+        ("dist.all_reduce 4 KiB (x100)", lambda: [dist.all_reduce(small) for _ in range(100)]),
+    ], repeat, barrier)]
     import warnings
 
     with warnings.catch_warnings():
@@ -75,13 +91,6 @@ def rank_side(quick: bool) -> None:
         d = sdk.full((n,), float(rank + 1), device="accel")
         rows.append(("dist.all_reduce 64 MiB f32 accel (host staging)",
                      _median_seconds(lambda: dist.all_reduce(d), max(3, repeat // 3), barrier)))
-    small_np = np.ones(1024, dtype=np.float32)
-    small = sdk.ones(1024)
-    rows.append(("mpi4py Allreduce 4 KiB (x100)",
-                 _median_seconds(lambda: [comm.Allreduce(MPI.IN_PLACE, small_np) for _ in range(100)], repeat,
-                                 barrier) / 100))
-    rows.append(("dist.all_reduce 4 KiB (x100)",
-                 _median_seconds(lambda: [dist.all_reduce(small) for _ in range(100)], repeat, barrier) / 100))
 
     # DDP step vs single-rank step, same per-rank batch; both ranks compute in both cases
     def mlp() -> nn.Module:
@@ -102,12 +111,13 @@ def rank_side(quick: bool) -> None:
     single = mlp()
     opt_single = sdk.optim.SGD(single.parameters(), lr=1e-3)
     step(single, opt_single)
-    rows.append(("single-rank step (nanoGPT-shaped MLP, 4.8M params)",
-                 _median_seconds(lambda: step(single, opt_single), repeat, barrier)))
     ddp = DDP(mlp())
     opt_ddp = sdk.optim.SGD(ddp.parameters(), lr=1e-3)
     step(ddp, opt_ddp)
-    rows.append(("2-rank DDP step (same per-rank batch)", _median_seconds(lambda: step(ddp, opt_ddp), repeat, barrier)))
+    rows += _interleaved([
+        ("single-rank step (nanoGPT-shaped MLP, 4.8M params)", lambda: step(single, opt_single)),
+        ("2-rank DDP step (same per-rank batch)", lambda: step(ddp, opt_ddp)),
+    ], max(3, repeat // 2), barrier)
 
     if rank == 0:
         table = dict(rows)
@@ -122,7 +132,7 @@ def rank_side(quick: bool) -> None:
         staging = table["dist.all_reduce 64 MiB f32 accel (host staging)"] / table["dist.all_reduce 64 MiB f32 cpu"]
         print(f"all_reduce 64 MiB accel (staging) / cpu:      {staging:6.2f}x  (simccl target <= 1.5x; not built)")
         latency = table["dist.all_reduce 4 KiB (x100)"] / table["mpi4py Allreduce 4 KiB (x100)"]
-        print(f"all_reduce 4 KiB / mpi4py:                    {latency:6.2f}x  (latency: queue hop + signature check)")
+        print(f"all_reduce 4 KiB / mpi4py:                    {latency:6.2f}x  (latency: inline path + signature Allgather)")
         ddp_ratio = table["2-rank DDP step (same per-rank batch)"] / \
             table["single-rank step (nanoGPT-shaped MLP, 4.8M params)"]
         print(f"2-rank DDP step / single-rank step:           {ddp_ratio:6.2f}x  (target <= 1.2x)")
