@@ -25,11 +25,13 @@
 // "Requires grad" is the flag kept in the tensor's AutogradMeta: set on leaves
 // with requires_grad=True and on every output recorded in a graph (a non-leaf
 // with a grad_fn). Tensors without an AutogradMeta do not require grad.
-// Otherwise the fallback calls the recording hook installed by the Python
-// autograd package (backend_sdk/autograd), which runs the operator below
-// Autograd with AutogradFunctionality excluded and records a graph node whose
-// backward is the operator's derivative formula. Without a hook (C++ only, no
-// Python) the operator runs below Autograd and nothing is recorded.
+// Otherwise an operator with a C++ derivative formula is recorded in C++
+// (Note [Derivative formula table], autograd/detail/Formulas.h), also without
+// Python; any other calls the recording hook installed by the Python autograd
+// package (backend_sdk/autograd/_record.py), which runs the operator below
+// Autograd with AutogradFunctionality excluded and records a Python node whose
+// backward is the operator's Python formula. Without a hook (C++ only, no
+// Python) such an operator runs below Autograd and nothing is recorded.
 #pragma once
 
 #include <memory>
@@ -43,8 +45,9 @@ struct Node;  // <backend_sdk/autograd/detail/Node.h>
 
 // Note [Autograd state across wrappers]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The Python autograd state of a tensor (grad_fn, grad, hooks, ...) lives in
-// its Python wrapper's __dict__. A wrapper can die while the TensorImpl lives
+// The Python autograd state of a tensor (tensor hooks, retain_grad, Python
+// view bases; grad_fn and .grad are below, in C++) lives in its Python
+// wrapper's __dict__. A wrapper can die while the TensorImpl lives
 // on (a Python kernel's result is unwrapped into an IValue, C++ keeps a
 // tensor), so when a wrapper whose tensor has an AutogradMeta is finalized and
 // the TensorImpl outlives it, the bindings park a copy of the __dict__ here
