@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 from typing import Any
 
@@ -95,6 +96,20 @@ class _DeviceWork:
         out = sdk.empty_like(x)
         out.copy_(x)
         return out
+
+
+def _runs_while_held(stream: Any, gate: _Gate, seconds: float = 1.5) -> bool:
+    """True if ``stream``'s queued work completes while ``gate`` (on another stream) still holds the work it
+    waits for: polled for ``seconds``, so a wait that does not wait is caught however slowly the device's
+    worker runs, not only when it happens to run before the check looks."""
+    if not gate.held:
+        return False
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if stream.query():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def _const(like: sdk.Tensor, value: float) -> sdk.Tensor:
@@ -244,10 +259,10 @@ def test_wait_stream_orders_work_across_streams(conformance_backend, conformance
             b.wait_event(done)
         with m.stream(b):
             y.copy_(x)                 # must see a's write
-        pending = not gate.held or not b.query()
+        ran = _runs_while_held(b, gate)
         gate.release()
         b.synchronize()
-        assert pending, f"Stream.{wait}() did not make the waiting stream wait: its work ran while the other " \
+        assert not ran, f"Stream.{wait}() did not make the waiting stream wait: its work ran while the other " \
                         "stream was still held"
         np.testing.assert_array_equal(_host(y), np.full(n, 25.0, np.float32),
                                       err_msg=f"after Stream.{wait}(), the waiting stream read stale data")
@@ -277,10 +292,10 @@ def test_event_wait_orders_work_across_devices(conformance_backend, conformance_
     consumer.wait_event(done)
     with m.stream(consumer):
         marker.copy_(ones)  # queued behind the wait
-        pending = not gate.held or not consumer.query()
+        ran = _runs_while_held(consumer, gate)
     gate.release()
     consumer.synchronize()
-    assert pending, ("Stream.wait_event() on another device's event did not make the stream wait: "
+    assert not ran, ("Stream.wait_event() on another device's event did not make the stream wait: "
                                  "its work ran while the recording stream was still held")
     with m.stream(consumer):
         y = x.to(other)
