@@ -57,7 +57,15 @@ _empty_op = ops.aten.empty.memory_format
 _empty_strided_op = ops.aten.empty_strided.default
 
 
+def _new(t: Tensor) -> Tensor:
+    """t, a tensor this factory has just allocated and filled, at version 0: the fill is part of making
+    it, not an in-place write anyone could have seen (PyTorch's factories hand out version 0 too)."""
+    _C._reset_version(t)
+    return t
+
+
 def _maybe_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    _new(t)
     return t.requires_grad_() if requires_grad else t
 
 
@@ -76,7 +84,8 @@ def full(size: Sequence[int], fill_value: bool | int | float, *, dtype: Any = No
     """A tensor filled with fill_value; dtype inferred from it like PyTorch (bool, int64 or the default float)."""
     if dtype is None:
         dtype = _C.bool if isinstance(fill_value, bool) else _C.int64 if isinstance(fill_value, int) else _C._get_default_dtype()
-    return _maybe_requires_grad(empty(_sizes((size,), "full"), dtype=dtype, device=device).fill_(fill_value), requires_grad)
+    return _maybe_requires_grad(empty(_sizes((size,), "full"), dtype=dtype, device=device).fill_(fill_value),
+                                requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
@@ -95,15 +104,15 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Te
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(0)
+    return _new(empty_like(t, dtype=dtype, device=device).fill_(0))
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(1)
+    return _new(empty_like(t, dtype=dtype, device=device).fill_(1))
 
 
 def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    return empty_like(t, dtype=dtype, device=device).fill_(fill_value)
+    return _new(empty_like(t, dtype=dtype, device=device).fill_(fill_value))
 
 
 # Note [Read-only memory]
@@ -258,7 +267,7 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
                         device=device if device is not None else "cpu")
     if out.is_meta:
         return out
-    return out.copy_(source)
+    return _new(out.copy_(source))
 
 
 _INT64_MAX = 2**63 - 1

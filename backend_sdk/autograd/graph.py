@@ -17,6 +17,8 @@ import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
+from . import _graph_api
+from ._graph_api import GradientEdge, get_gradient_edge, increment_version, register_multi_grad_hook  # noqa: F401
 
 __all__ = ["Node", "AccumulateGrad", "run_backward", "validate_output", "check_hook_result"]
 
@@ -45,6 +47,8 @@ class Node:
         self._pre_hooks: dict[int, list[Callable]] | None = None  # tensor hooks by output number
         self._retains: dict[int, Any] | None = None  # output number -> weakref of a tensor with retain_grad
         self._hooks: list[Callable] | None = None
+        if _graph_api._anomaly[0]:
+            _graph_api._remember_forward(self)  # Note [Anomaly mode]
 
     def name(self) -> str:
         """The node's class name, e.g. ``AddBackward0``."""
@@ -237,12 +241,17 @@ def _detach(t: Any) -> Any:
     return _detach_tensor(t)
 
 
-def _accumulate_into_leaf(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
-    var = node.variable
+def _leaf_tensor_hooks(var: Any, g: Any) -> Any:
     hooks = var.__dict__.get("_ag_hooks")
     if hooks:
         for h in list(hooks):
             g = check_hook_result(g, h(g), h)
+    return g
+
+
+def _accumulate_into_leaf(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
+    var = node.variable
+    g = _leaf_tensor_hooks(var, g)
     if not create_graph:
         g = _detach(g)
     old = var._ag_grad
@@ -306,11 +315,15 @@ def run_backward(
             heapq.heappush(ready, (-n._seq, next(counter), n))
     prev_mode = _C._is_grad_enabled()
     _C._set_grad_enabled(create_graph)
+    task = _graph_api._begin_task(seen, needed)  # Note [Current graph task]
     try:
         while ready:
             _, _, node = heapq.heappop(ready)
             buf = buffers.pop(node, None) or [None] * node.num_outputs
             _apply_tensor_hooks(node, buf)
+            if capture is not None and buf and buf[0] is not None and (node, 0) in capture_set \
+                    and isinstance(node, AccumulateGrad):
+                buf[0] = _leaf_tensor_hooks(node.variable, buf[0])  # a captured leaf's hooks run too (PyTorch)
             if capture is not None:
                 for nr in range(len(buf)):
                     if (node, nr) in capture_set:
@@ -321,7 +334,7 @@ def run_backward(
                 continue
             run = needed is None or any(nxt in needed for nxt, _ in node.next_functions if nxt is not None)
             if run and any(g is not None for g in buf):
-                outs = node.apply(buf)
+                outs = node.apply(buf) if not _graph_api._anomaly[0] else _graph_api._apply_with_anomaly(node, buf)
                 if node._hooks:
                     for h in list(node._hooks):
                         r = h(tuple(outs), tuple(buf))
@@ -343,6 +356,7 @@ def run_backward(
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt._seq, next(counter), nxt))
     finally:
+        _graph_api._end_task(task)
         _C._set_grad_enabled(prev_mode)
     if capture is None:
         return None
