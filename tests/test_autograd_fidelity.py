@@ -311,11 +311,23 @@ def test_edge_as_output_of_grad_and_backward():
         B.autograd.grad(edge, x, grad_outputs=t([1.0, 2.0]))
 
 
-def test_materialize_grads_with_an_edge_input_is_refused():
-    x = t([1.0], True).clone()
-    edge = get_gradient_edge(x)
+def test_materialize_grads_refuses_only_an_unused_edge_input():
+    x, y = t([1.0], True).clone(), t([2.0], True).clone()
+    edge_x, edge_y = get_gradient_edge(x), get_gradient_edge(y)
+    out = x * 3
+    gx, gy = B.autograd.grad(out.sum(), (edge_x, y), materialize_grads=True, retain_graph=True)
+    assert gx.tolist() == [3.0] and gy.tolist() == [0.0]  # a used edge and a materialized tensor: fine
     with pytest.raises(RuntimeError, match="materialize_grads cannot be used when the given input is a GradientEdge"):
-        B.autograd.grad(x.sum(), (edge,), allow_unused=True, materialize_grads=True)
+        B.autograd.grad(out.sum(), (x, edge_y), allow_unused=True, materialize_grads=True)
+
+
+def test_materialized_zeros_require_grad_under_create_graph():
+    x, a = B.tensor(0.5, dtype=B.float64).requires_grad_(), B.tensor(1.0, dtype=B.float64).requires_grad_()
+    (d,) = B.autograd.grad(x * a, x, create_graph=True)
+    (d2,) = B.autograd.grad(d, x, create_graph=True, materialize_grads=True)
+    assert d2.item() == 0.0 and d2.requires_grad and d2.grad_fn is None
+    (d3,) = B.autograd.grad(d2, x, materialize_grads=True)  # differentiable again, as PyTorch's
+    assert d3.item() == 0.0
 
 
 def test_backward_inputs_may_be_edges():

@@ -168,8 +168,6 @@ def grad(
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
-    if materialize_grads and any(isinstance(t, GradientEdge) for t in ins):
-        raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
     if is_grads_batched:
         return _batched_grad(grad, outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
@@ -202,7 +200,9 @@ def grad(
             if materialize_grads:
                 from .. import zeros
 
-                g = zeros(list(t.shape), dtype=t.dtype, device=t.device)
+                if isinstance(t, GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+                g = zeros(list(t.shape), dtype=t.dtype, device=t.device).requires_grad_(create_graph)
         elif not create_graph:
             g = _detach_tensor(g)
         result.append(g)

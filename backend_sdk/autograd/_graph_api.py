@@ -254,17 +254,14 @@ def _edge_meta(edge: GradientEdge) -> Any:
 class _EdgeOutput:
     """A GradientEdge standing in for an output tensor in grad/backward's checks (shape, dtype, numel)."""
 
-    __slots__ = ("edge", "shape", "dtype", "device")
+    __slots__ = ("edge", "meta", "shape", "dtype", "device")
 
     def __init__(self, edge: GradientEdge) -> None:
-        meta = _edge_meta(edge)
-        self.edge, self.shape, self.dtype, self.device = edge, meta.shape, meta.dtype, meta.device
+        self.edge, self.meta = edge, _edge_meta(edge)
+        self.shape, self.dtype, self.device = self.meta.shape, self.meta.dtype, self.meta.device
 
     def numel(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return self.meta.numel()
 
 
 def _as_output(x: Any) -> Any:

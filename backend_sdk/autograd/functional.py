@@ -156,6 +156,27 @@ def _check_v_none(v: Any, values: tuple, what: str) -> None:
         raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a single element.")
 
 
+def _linear_vjp(outputs: tuple, inputs: tuple, like: tuple) -> tuple[tuple, tuple]:
+    """(u, J^T u) with u fresh zeros shaped like ``like`` that require grad: the double-backward trick's first
+    step. u -> J^T u is linear in u, so the gradient of J^T u with respect to u along v is J v."""
+    torch = _torch()
+    u = tuple(torch.zeros_like(r).requires_grad_() for r in like)
+    return u, _grad(outputs, inputs, u, create_graph=True)
+
+
+def _inputs_and_v(inputs: Any, v: Any, create_graph: bool, name: str) -> tuple[bool, tuple, Any]:
+    """(inputs was a tuple, the inputs to differentiate at, v checked against them) for jvp, vhp and hvp."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        v = _prepare(v, create_graph, need_graph=False)
+        _validate_v(v, inputs, inputs_tuple)
+    else:
+        _check_v_none(v, inputs, "the input to the user-provided function is")
+    return inputs_tuple, inputs, v
+
+
 def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), v^T J)``: the vector-Jacobian product of func at inputs."""
@@ -181,19 +202,10 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """``(func(*inputs), J v)``: the Jacobian-vector product, by the double-backward trick."""
     torch = _torch()
     with torch.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, inputs_tuple)
-        else:
-            _check_v_none(v, inputs, "the input to the user-provided function is")
+        inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, "jvp")
         outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
-        # u -> J^T u is linear in u: its gradient with respect to u along v is J v.
-        u = tuple(torch.zeros_like(o).requires_grad_() for o in outputs)
-        grad_inputs = _grad(outputs, inputs, u, create_graph=True)
+        u, grad_inputs = _linear_vjp(outputs, inputs, outputs)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
         products = _grad(grad_inputs, u, v, create_graph=create_graph)
         products = _zeros_for_none(products, outputs, strict, create_graph, "back_trick")
@@ -333,47 +345,34 @@ def _single_scalar_output(func: Callable, inputs: tuple, strict: bool, name: str
     return outputs
 
 
+def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, strict: bool, name: str) -> tuple:
+    """vhp (v^T H, grad of the jacobian along v) or hvp (H v, by the double-backward trick)."""
+    torch = _torch()
+    with torch.enable_grad():
+        inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, name)
+        outputs = _single_scalar_output(func, inputs, strict, name)
+        jac = _grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        if name == "vhp":
+            products = _grad(jac, inputs, v, create_graph=create_graph)
+            stage = "double_back"
+        else:
+            u, double_back = _linear_vjp(jac, inputs, inputs)
+            _check_requires_grad(jac, "hessian", strict)
+            products = _grad(double_back, u, v, create_graph=create_graph)
+            stage = "double_back_trick"
+        products = _zeros_for_none(products, inputs, strict, create_graph, stage)
+    return _finish(outputs[0], create_graph), _unpack(_finish(products, create_graph), inputs_tuple)
+
+
 def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), v^T H)``: the vector-Hessian product of a function returning one element."""
-    torch = _torch()
-    with torch.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vhp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, inputs_tuple)
-        else:
-            _check_v_none(v, inputs, "the input to the user-provided function is")
-        outputs = _single_scalar_output(func, inputs, strict, "vhp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-        products = _grad(jac, inputs, v, create_graph=create_graph)
-        products = _zeros_for_none(products, inputs, strict, create_graph, "double_back")
-    return _finish(outputs[0], create_graph), _unpack(_finish(products, create_graph), inputs_tuple)
+    return _hessian_product(func, inputs, v, create_graph, strict, "vhp")
 
 
 def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), H v)``: the Hessian-vector product (double-backward trick; equal to vhp for
     a symmetric Hessian, which a twice continuously differentiable function has)."""
-    torch = _torch()
-    with torch.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "hvp")
-            v = _prepare(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, inputs_tuple)
-        else:
-            _check_v_none(v, inputs, "the input to the user-provided function is")
-        outputs = _single_scalar_output(func, inputs, strict, "hvp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-        u = tuple(torch.zeros_like(inp).requires_grad_() for inp in inputs)
-        double_back = _grad(jac, inputs, u, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict)
-        products = _grad(double_back, u, v, create_graph=create_graph)
-        products = _zeros_for_none(products, inputs, strict, create_graph, "double_back_trick")
-    return _finish(outputs[0], create_graph), _unpack(_finish(products, create_graph), inputs_tuple)
+    return _hessian_product(func, inputs, v, create_graph, strict, "hvp")
