@@ -47,6 +47,8 @@ from . import serialization
 from .serialization import load, save
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import (inference_mode, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_inference,
+                                 is_inference_mode_enabled, set_anomaly_enabled)
 from ._norm import norm
 from ._functions import get_default_dtype, nonzero, promote_types, set_default_dtype, where
 from ._streams import Event, Stream
@@ -143,6 +145,8 @@ __all__ = [
     # functions and modes
     "save", "load", "is_tensor", "numel", "get_default_dtype", "set_default_dtype", "promote_types", "nonzero", "where", "norm", "trace",
     "GraphModule", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "inference_mode", "is_inference_mode_enabled", "is_inference", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state",
     # submodules
     "accelerator", "autograd", "library", "nn", "ops", "optim", "random", "serialization", "testing", "types", "utils",

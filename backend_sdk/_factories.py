@@ -61,7 +61,15 @@ _empty_strided_op = ops.aten.empty_strided.default
 _fill_op = ops.aten.fill_.Scalar
 
 
+def _new(t: Tensor) -> Tensor:
+    """t, a tensor this factory has just allocated and filled, at version 0: the fill is part of making
+    it, not an in-place write anyone could have seen (PyTorch's factories hand out version 0 too)."""
+    _C._reset_version(t)
+    return t
+
+
 def _maybe_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    _new(t)
     return t.requires_grad_() if requires_grad else t
 
 
@@ -144,7 +152,10 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
 def _filled(sizes: list[int], value: Any, what: str, *, out: Any, dtype: Any, layout: Any, device: DeviceLike,
             requires_grad: bool, pin_memory: bool) -> Tensor:
     t = _empty_sizes(sizes, out=out, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, what=what)
-    return _maybe_requires_grad(t.fill_(value), requires_grad)
+    t.fill_(value)
+    if out is not None:  # out= is the caller's tensor: the fill is an in-place write that bumps its version
+        return t.requires_grad_() if requires_grad else t
+    return _maybe_requires_grad(t, requires_grad)
 
 
 def full(size: Sequence[int], fill_value: bool | int | float, *, out: Any = None, dtype: Any = None,
@@ -161,7 +172,7 @@ def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, de
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros."""
     if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
-        t = _fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0)
+        t = _new(_fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0))
         return t.requires_grad_() if requires_grad else t
     return _filled(_sizes(size, "zeros"), 0, "zeros", out=out, dtype=dtype, layout=layout, device=device,
                    requires_grad=requires_grad, pin_memory=pin_memory)
@@ -171,7 +182,7 @@ def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, dev
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones."""
     if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
-        t = _fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1)
+        t = _new(_fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1))
         return t.requires_grad_() if requires_grad else t
     return _filled(_sizes(size, "ones"), 1, "ones", out=out, dtype=dtype, layout=layout, device=device,
                    requires_grad=requires_grad, pin_memory=pin_memory)
@@ -193,8 +204,8 @@ def _filled_like(t: Tensor, value: Any, requires_grad: bool, **kwargs: Any) -> T
     if not requires_grad and kwargs["layout"] is None and not kwargs["pin_memory"] and kwargs["memory_format"] is None \
             and t.is_contiguous():  # the hot path (Note [Python hot paths]): preserve_format of a contiguous source
         device = kwargs["device"]
-        return _fill_op(_empty_op(list(t.shape), dtype=kwargs["dtype"] or t.dtype,
-                                  device=device if device is not None else t.device), value)
+        return _new(_fill_op(_empty_op(list(t.shape), dtype=kwargs["dtype"] or t.dtype,
+                                       device=device if device is not None else t.device), value))
     return _maybe_requires_grad(empty_like(t, **kwargs).fill_(value), requires_grad)
 
 
@@ -379,7 +390,7 @@ def tensor(data: Any, *, dtype: Any = None, device: DeviceLike = None, requires_
                         device=device if device is not None else "cpu", pin_memory=pin_memory)
     if out.is_meta:
         return out
-    return out.copy_(source)
+    return _new(out.copy_(source))
 
 
 _INT64_MAX = 2**63 - 1

@@ -137,7 +137,7 @@ def test_mark_dirty_in_place_function():
     assert out is a and a.grad_fn.name() == "AddOneInPlaceBackward"
     (out * 3).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [6.0])
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an in-place"):
         AddOneInPlace.apply(leaf([1.0]))
 
 

@@ -13,13 +13,18 @@ from typing import Any, Sequence
 
 from .. import _C
 from . import _record
+from ._graph_api import GradientEdge, _as_output, _batched_grad, _EdgeOutput
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (detect_anomaly, enable_grad, inference_mode, is_anomaly_check_nan_enabled,  # noqa: F401
+                        is_anomaly_enabled, is_grad_enabled, is_inference, is_inference_mode_enabled, no_grad,
+                        set_anomaly_enabled, set_detect_anomaly, set_grad_enabled)
 from .graph import AccumulateGrad, Node, edge_of, run_backward
+from . import functional, graph  # noqa: F401,E402
 
 __all__ = [
     "backward", "grad", "gradcheck", "gradgradcheck", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad",
+    "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "inference_mode", "detect_anomaly",
+    "set_detect_anomaly", "functional", "graph",
 ]
 
 
@@ -56,7 +61,7 @@ def _detach_tensor(t: Any) -> Any:
 def _tensor_tuple(x: Any, what: str) -> tuple:
     if x is None:
         return ()
-    if _is_tensor(x):
+    if _is_tensor(x) or isinstance(x, GradientEdge):
         return (x,)
     return tuple(x)
 
@@ -94,6 +99,9 @@ def _make_grads(outputs: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
 def _roots(outputs: Sequence[Any]) -> list[tuple[Any, int]]:
     roots = []
     for i, t in enumerate(outputs):
+        if isinstance(t, _EdgeOutput):
+            roots.append((t.edge.node, t.edge.output_nr))
+            continue
         if not _is_tensor(t):
             raise TypeError(f"element {i} of tensors is not a Tensor but {type(t).__name__}")
         node, nr = edge_of(t)
@@ -111,7 +119,7 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulates the gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``)."""
-    outputs = _tensor_tuple(tensors, "tensors")
+    outputs = tuple(_as_output(o) for o in _tensor_tuple(tensors, "tensors"))
     grads = _make_grads(outputs, grad_tensors if grad_tensors is None or not _is_tensor(grad_tensors)
                         else [grad_tensors])
     if retain_graph is None:
@@ -123,13 +131,15 @@ def backward(
     ins = _tensor_tuple(inputs, "inputs")
     if not ins:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    capture = [edge_of(t) for t in ins]
+    capture = [tuple(t[:2]) if isinstance(t, GradientEdge) else edge_of(t) for t in ins]
     for t, (n, _) in zip(ins, capture):
         if n is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(roots, grads, retain_graph, create_graph, capture)
     for t, g in zip(ins, res or []):
-        if g is None:
+        if isinstance(t, GradientEdge):  # an edge: only a leaf's accumulator has a .grad to fill
+            t = t.node.variable if isinstance(t.node, AccumulateGrad) else None
+        if g is None or t is None:
             continue
         if not create_graph:
             g = _detach_tensor(g)
@@ -148,15 +158,19 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple[Any, ...]:
     """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated into ``.grad``)."""
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad: is_grads_batched=True is not supported by backend_sdk")
     outs = _tensor_tuple(outputs, "outputs")
     ins = _tensor_tuple(inputs, "inputs")
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
+    if is_grads_batched:
+        return _batched_grad(grad, outs, ins, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    outs = tuple(_as_output(o) for o in outs)
     grads = _make_grads(outs, grad_outputs if grad_outputs is None or not _is_tensor(grad_outputs)
                         else [grad_outputs])
     if retain_graph is None:
@@ -164,6 +178,9 @@ def grad(
     roots = _roots(outs)
     capture = []
     for t in ins:
+        if isinstance(t, GradientEdge):
+            capture.append(tuple(t[:2]))
+            continue
         if not _is_tensor(t):
             raise TypeError(f"autograd.grad: inputs must be Tensors, got {type(t).__name__}")
         e = edge_of(t)
@@ -182,7 +199,9 @@ def grad(
             if materialize_grads:
                 from .. import zeros
 
-                g = zeros(list(t.shape), dtype=t.dtype, device=t.device)
+                if isinstance(t, GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+                g = zeros(list(t.shape), dtype=t.dtype, device=t.device).requires_grad_(create_graph)
         elif not create_graph:
             g = _detach_tensor(g)
         result.append(g)

@@ -13,6 +13,7 @@ import weakref
 from typing import Any, Callable
 
 from .. import _C
+from ._graph_api import saved_version
 from .graph import Node, edge_of, _SECOND_BACKWARD
 
 _FLOATING = None  # set lazily: dtypes that can require grad
@@ -140,7 +141,7 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "output_of", "node_ref")
 
     def __init__(self, t: Any, output_of: Any = None, node: Any = None) -> None:
-        self.version = t._version
+        self.version = saved_version(t)  # Note [Inference tensors]: refuses one
         if output_of is None and t._ag_fn is not None:
             output_of = (t._ag_fn.name(), t._ag_nr)
         self.output_of = output_of  # (node name, output_nr) of a non-leaf, for the error message

@@ -20,6 +20,8 @@ import abc
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
+from . import _graph_api
+from ._graph_api import GradientEdge, get_gradient_edge, increment_version, register_multi_grad_hook  # noqa: F401
 
 __all__ = ["Node", "AccumulateGrad", "run_backward", "validate_output", "check_hook_result"]
 
@@ -47,6 +49,8 @@ class Node(metaclass=abc.ABCMeta):
         self._pre_hooks: dict[int, list[Callable]] | None = None  # tensor hooks by output number
         self._retains: dict[int, Any] | None = None  # output number -> weakref of a tensor with retain_grad
         self._hooks: list[Callable] | None = None
+        if _graph_api._anomaly[0]:
+            _graph_api._remember_forward(self)  # Note [Anomaly mode]
 
     def name(self) -> str:
         """The node's class name, e.g. ``AddBackward0``."""
@@ -96,7 +100,7 @@ class _RemovableHandle:
 
 
 # The node at a leaf that requires grad (C++): adds the gradient it receives into ``variable.grad``.
-AccumulateGrad = _C._AccumulateGrad
+AccumulateGrad = _C.AccumulateGrad  # type(node).__name__ is PyTorch's "AccumulateGrad"
 Node.register(_C._CppNode)
 # C++ nodes share the Python interface of Node (Note [Node Python state] keeps their hook state).
 for _name in ("register_hook", "__call__", "__repr__"):
@@ -222,14 +226,19 @@ def _detach(t: Any) -> Any:
     return _detach_tensor(t)
 
 
-def _accumulate_into_leaf(node: Any, g: Any, create_graph: bool) -> None:
-    """The engine's callback for a leaf with Python hooks: runs them, then accumulates in C++."""
-    var = node.variable
+def _leaf_tensor_hooks(var: Any, g: Any) -> Any:
+    """Runs a leaf's tensor hooks on its gradient (each may replace it)."""
     hooks = var.__dict__.get("_ag_hooks")
     if hooks:
         for h in list(hooks):
             g = check_hook_result(g, h(g), h)
-    _C._accumulate_into_leaf(var, g, create_graph)
+    return g
+
+
+def _accumulate_into_leaf(node: Any, g: Any, create_graph: bool) -> None:
+    """The engine's callback for a leaf with Python hooks: runs them, then accumulates in C++."""
+    var = node.variable
+    _C._accumulate_into_leaf(var, _leaf_tensor_hooks(var, g), create_graph)
 
 
 def _run_node_hooks(node: Any, outs: list[Any], buf: list[Any]) -> list[Any]:
@@ -260,8 +269,17 @@ def run_backward(
     With it, the gradients reaching those edges are returned and nothing is
     accumulated (autograd.grad); only nodes on a path to a captured edge run.
     """
-    return _C._run_backward(list(roots), list(grads), keep_graph, create_graph,
-                            None if capture is None else list(capture))
+    task = _graph_api._begin_task_of(roots, capture) if _graph_api._track_tasks[0] else None
+    try:
+        captured = _C._run_backward(list(roots), list(grads), keep_graph, create_graph,
+                                    None if capture is None else list(capture))
+        if capture is not None:  # a captured leaf's tensor hooks run too, as PyTorch's capture hooks
+            captured = [_leaf_tensor_hooks(n.variable, g) if g is not None and isinstance(n, AccumulateGrad) else g
+                        for (n, _), g in zip(capture, captured)]
+        return captured
+    finally:
+        if task is not None:
+            _graph_api._end_task(task)
 
 
 def iter_tensors(values: Iterable[Any]) -> Iterable[Any]:

@@ -1,10 +1,12 @@
 // Bindings of the C++ autograd graph (csrc/backend_sdk/autograd/): C++ nodes as
 // Python objects, Python nodes in the C++ graph (PyNode), and the graph state of
 // tensors (grad_fn, output_nr, AccumulateGrad) that backend_sdk/autograd reads.
+#include <atomic>
 #include <pybind11/pybind11.h>
 
 #include <backend_sdk/autograd/detail/Engine.h>
 #include <backend_sdk/autograd/detail/Node.h>
+#include "python/PyCore.h"
 #include "python/PyTensor.h"
 
 namespace py = pybind11;
@@ -31,6 +33,12 @@ struct WeakNode {
 // whose apply(grads) -> grads, name() and release() it calls under the GIL.
 // Its edges and sequence number are read once from the object (next_functions
 // and _seq are fixed when a node is made).
+// Note [Anomaly mode] (backend_sdk/autograd/_graph_api.py): while anomaly mode is on, a Python node
+// runs through _graph_api._apply_with_anomaly(node, grads), which names the node's forward traceback
+// when it raises and refuses NaN outputs. Set by _C._set_anomaly_apply (None: off). C++ nodes run as
+// they are: they keep no forward traceback.
+std::atomic<PyObject*> g_anomaly_apply{nullptr};
+
 struct PyNode final : Node {
   explicit PyNode(PyObject* o) : obj(o) {
     Py_INCREF(o);
@@ -56,7 +64,9 @@ struct PyNode final : Node {
     py::list in;
     for (const Tensor& g : grads) in.append(g.defined() ? py::cast(g) : py::none());
     for (size_t i = grads.size(); i < n_outputs; ++i) in.append(py::none());
-    py::object out = py::reinterpret_borrow<py::object>(obj).attr("apply")(in);
+    PyObject* anomaly = g_anomaly_apply.load(std::memory_order_acquire);
+    py::object self = py::reinterpret_borrow<py::object>(obj);
+    py::object out = anomaly != nullptr ? py::reinterpret_borrow<py::object>(anomaly)(self, in) : self.attr("apply")(in);
     variable_list result;
     for (py::handle h : out) result.push_back(h.is_none() ? Tensor() : h.cast<Tensor>());
     return result;
@@ -178,6 +188,19 @@ void init_autograd(py::module_& m) {
           },
           "One (node, input_nr) pair per differentiable input ((None, 0) where none).")
       .def_property_readonly("_seq", &Node::sequence_nr)
+      .def_property_readonly(
+          "_input_metadata",
+          [](Node& n) {
+            py::list l;
+            for (const autograd::InputMetadata& m : n.input_metadata) {
+              py::tuple shape(m.shape.size());
+              for (size_t i = 0; i < m.shape.size(); ++i) shape[i] = py::int_(m.shape[i]);
+              l.append(py::make_tuple(shape, py::reinterpret_steal<py::object>(python::dtype_object(m.dtype)),
+                                   py::reinterpret_steal<py::object>(python::device_object(m.device))));
+            }
+            return l;
+          },
+          "(shape, dtype, device) of each gradient the node receives (PyTorch's node._input_metadata).")
       .def_property_readonly("num_outputs", &Node::num_inputs, "Number of gradients the node receives.")
       .def(
           "apply",
@@ -208,7 +231,7 @@ void init_autograd(py::module_& m) {
         return py::isinstance<Node>(b) && &a == b.cast<Node*>();
       });
   py::class_<AccumulateGrad, Node, std::shared_ptr<AccumulateGrad>>(
-      m, "_AccumulateGrad", "The node at a leaf that requires grad: accumulates into its .grad.")
+      m, "AccumulateGrad", "The node at a leaf that requires grad: accumulates into its .grad.")
       .def_property_readonly("variable", [](AccumulateGrad& a) { return a.variable; });
 
   m.def("_grad_fn", [](const Tensor& t) { return node_to_py(autograd::grad_fn(t)); }, py::arg("tensor"));
@@ -223,6 +246,14 @@ void init_autograd(py::module_& m) {
       py::arg("tensor"), py::arg("node"), py::arg("output_nr"),
       "Makes tensor output output_nr of node (a C++ or Python node); None makes it a leaf.");
   m.def("_next_sequence_nr", &autograd::next_sequence_nr);
+  m.def(
+      "_set_anomaly_apply",
+      [](py::object fn) {
+        // The function is kept for the process (a node may be running it on another thread).
+        PyObject* p = fn.is_none() ? nullptr : fn.release().ptr();
+        g_anomaly_apply.store(p, std::memory_order_release);
+      },
+      py::arg("fn"), "Python nodes run through fn(node, grads) while anomaly mode is on (Note [Anomaly mode]).");
   py::class_<WeakNode>(m, "_WeakNode", "A Python node's weak link to its place in the C++ graph.");
   m.def(
       "_set_engine_callbacks",

@@ -1129,6 +1129,23 @@ void init_ops(py::module_& m) {
       [](const Tensor& t) { t.impl()->bump_version(); }, py::arg("tensor"),
       "Bumps the version counter of the tensor's storage once (a write the SDK did not see, e.g. through numpy).");
 
+  m.def(
+      "_reset_version", [](const Tensor& t) { t.storage()->reset_version(); }, py::arg("tensor"),
+      "Sets the version counter of a tensor the caller has just allocated and filled back to 0 (factories).");
+  // Note [Inference tensors] (csrc/backend_sdk/tensor/TensorImpl.h).
+  m.def("_is_inference", [](const Tensor& t) { return t.impl()->is_inference(); }, py::arg("tensor"),
+        "True for an inference tensor (allocated in inference mode, or a view of one).");
+  m.def("_is_inference_mode_enabled", &TensorImpl::inference_mode_enabled,
+        "True while inference mode is on on this thread.");
+  m.def(
+      "_set_inference_mode_enabled",
+      [](bool enabled) {
+        bool prev = TensorImpl::inference_mode_enabled();
+        TensorImpl::set_inference_mode_enabled(enabled);
+        return prev;
+      },
+      py::arg("enabled"), "Sets this thread's inference mode; returns the previous one.");
+
   // Autograd (Note [Autograd fallback fast path], csrc/backend_sdk/ops/detail/Autograd.h).
   m.def(
       "_set_autograd_hook",

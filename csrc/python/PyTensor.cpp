@@ -278,7 +278,13 @@ PyObject* get_device(PyObject* self, void*) {
   SDK_HANDLE_ERRORS_END(nullptr)
 }
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLongLong(unpack_tensor(self).dim()); }
-PyObject* get_version(PyObject* self, void*) { return PyLong_FromUnsignedLong(unpack_tensor(self).impl()->version()); }
+PyObject* get_version(PyObject* self, void*) {
+  SDK_HANDLE_ERRORS_BEGIN
+  const Tensor& t = unpack_tensor(self);
+  SDK_CHECK(!t.impl()->is_inference(), "Inference tensors do not track version counter.");  // Note [Inference tensors]
+  return PyLong_FromUnsignedLong(t.impl()->version());
+  SDK_HANDLE_ERRORS_END(nullptr)
+}
 PyObject* get_is_meta(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_meta()); }
 PyObject* get_is_cpu(PyObject* self, void*) { return PyBool_FromLong(unpack_tensor(self).is_cpu()); }
 PyObject* get_itemsize(PyObject* self, void*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }

@@ -37,6 +37,10 @@ class SDK_API StorageImpl : public intrusive_target {
   // and its views; sharing it through the storage gives the same behaviour).
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Only for a storage no other code has seen yet: a factory that fills the tensor it just
+  // allocated (zeros, ones, full, tensor, ...) hands it out at version 0, as PyTorch's factories
+  // do (their fill runs below ADInplaceOrView, which is what counts writes there).
+  void reset_version() { version_.store(0, std::memory_order_relaxed); }
 
  private:
   DataPtr data_ptr_;

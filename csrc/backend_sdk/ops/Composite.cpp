@@ -99,6 +99,7 @@ Tensor cat_impl(TensorList tensors, int64_t dim) {
     if (t.size(d) > 0) copy_(narrow(out, d, offset, t.size(d)), t);
     offset += t.size(d);
   }
+  out.storage()->reset_version();  // a new tensor: filling it is not a write (StorageImpl::reset_version)
   return out;
 }
 

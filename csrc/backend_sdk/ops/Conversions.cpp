@@ -59,7 +59,9 @@ Tensor to_copy_kernel(const Tensor& self, std::optional<ScalarType> dtype, std::
   SDK_CHECK_VALUE(!pin_memory || !*pin_memory, "_to_copy: pin_memory=True is not supported");
   Tensor out = empty_strided(self.sizes(), copy_strides(self, memory_format), dtype.value_or(self.dtype()),
                              device.value_or(self.device()));
-  return copy_(out, self, non_blocking);
+  copy_(out, self, non_blocking);
+  out.storage()->reset_version();  // a new tensor: its fill is not a write (StorageImpl::reset_version)
+  return out;
 }
 
 // clone(Tensor self, *, MemoryFormat? memory_format=None): _to_copy without
@@ -67,7 +69,9 @@ Tensor to_copy_kernel(const Tensor& self, std::optional<ScalarType> dtype, std::
 // costs one dispatch and autograd names it CloneBackward0).
 Tensor clone_kernel(const Tensor& self, std::optional<int64_t> memory_format) {
   Tensor out = empty_strided(self.sizes(), copy_strides(self, memory_format), self.dtype(), self.device());
-  return copy_(out, self, false);
+  copy_(out, self, false);
+  out.storage()->reset_version();  // a new tensor: its fill is not a write (StorageImpl::reset_version)
+  return out;
 }
 
 using ToCopySig = Tensor(const Tensor&, std::optional<ScalarType>, std::optional<int64_t>, std::optional<Device>,
@@ -126,6 +130,7 @@ Tensor flatten_kernel(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   for (int64_t d = e + 1; d < self.dim(); ++d) sizes.push_back(self.size(d));
   if (compute_view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   Tensor copy = copy_(empty(self.sizes(), self.dtype(), self.device()), self);
+  copy.storage()->reset_version();  // a new tensor: its fill is not a write (StorageImpl::reset_version)
   return view(copy, sizes);
 }
 

@@ -72,6 +72,7 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
                   base.storage()->nbytes());
   auto impl = make_intrusive<TensorImpl>(base.storage(), base.dtype(), base.device(), base.key_set());
   impl->set_sizes_and_strides(sizes, strides, storage_offset);
+  impl->set_inference(base.impl()->is_inference());  // Note [Inference tensors]: a view is what its base is
   Tensor view(std::move(impl));
   if (ViewCreatedHook hook = g_view_created_hook.load(std::memory_order_acquire)) hook(base, view);
   return view;

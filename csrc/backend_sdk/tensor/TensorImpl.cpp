@@ -3,16 +3,34 @@
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/core/detail/SafeSize.h>
 
+#include <cstdlib>
+
 namespace sdk {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Device device, DispatchKeySet keys)
-    : storage_(std::move(storage)), dtype_(dtype), device_(device), key_set_(keys) {
+    : storage_(std::move(storage)), dtype_(dtype), device_(device), key_set_(keys),
+      inference_(inference_mode_enabled()) {
   sizes_.resize(1, 0);
   strides_.resize(1, 1);
   numel_ = 0;
 }
 
 TensorImpl::~TensorImpl() = default;
+
+namespace {
+thread_local bool t_inference_mode = false;  // Note [Inference tensors]
+}  // namespace
+
+bool TensorImpl::inference_mode_enabled() { return t_inference_mode; }
+void TensorImpl::set_inference_mode_enabled(bool enabled) { t_inference_mode = enabled; }
+
+void TensorImpl::refuse_inference_write() {
+  SDK_CHECK(false,
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get "
+            "a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+            "details.");
+  std::abort();  // unreachable: SDK_CHECK(false) throws
+}
 
 int64_t TensorImpl::size(int64_t d) const { return sizes_[maybe_wrap_dim(d, dim(), false)]; }
 int64_t TensorImpl::stride(int64_t d) const { return strides_[maybe_wrap_dim(d, dim(), false)]; }

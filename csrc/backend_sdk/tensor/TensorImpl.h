@@ -55,7 +55,25 @@ class SDK_API TensorImpl : public intrusive_target {
   void set_wrapped_number(bool v) { is_wrapped_number_ = v; }
 
   uint32_t version() const { return storage_->version(); }
-  void bump_version() { storage_->bump_version(); }
+  // Every in-place write goes through here, so this is where a write into an inference tensor
+  // outside inference mode is refused (Note [Inference tensors]).
+  void bump_version() {
+    if (inference_) check_inference_write();
+    storage_->bump_version();
+  }
+
+  // Note [Inference tensors]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~
+  // As PyTorch's: a tensor allocated while inference mode is on (the thread-local flag below,
+  // set by backend_sdk.inference_mode) is an inference tensor, and so is every view of one; a
+  // view of a normal tensor stays normal (make_view copies its base's flag). Inference tensors
+  // have no version counter for Python (`_version` raises), cannot be saved for backward, and
+  // refuse in-place writes outside inference mode. The kernels count a write after doing it
+  // (Note [Version counter]), so such a refused write has already changed the data: PyTorch
+  // refuses it before. The flag sits in the padding after the two bools above, so the layout
+  // of the fields an inline accessor reads does not change.
+  bool is_inference() const { return inference_; }
+  void set_inference(bool v) { inference_ = v; }
 
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
@@ -77,6 +95,17 @@ class SDK_API TensorImpl : public intrusive_target {
 
  private:
   void refresh();  // numel and contiguity from sizes/strides
+  [[noreturn]] static void refuse_inference_write();
+  void check_inference_write() const {
+    if (!inference_mode_enabled()) refuse_inference_write();
+  }
+
+ public:
+  // Inference mode of this thread (Note [Inference tensors]); backend_sdk.inference_mode sets it.
+  static bool inference_mode_enabled();
+  static void set_inference_mode_enabled(bool enabled);
+
+ private:
 
 #ifdef SDK_TEST_TENSORIMPL_PADDING
   // Only in the test build of CMake option SDK_TEST_TENSORIMPL_PADDING: moves every field
@@ -94,6 +123,7 @@ class SDK_API TensorImpl : public intrusive_target {
   DispatchKeySet key_set_;
   bool is_contiguous_ = true;
   bool is_wrapped_number_ = false;
+  bool inference_;  // Note [Inference tensors]: set by the constructor from the thread's mode
   void* pyobj_ = nullptr;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };
