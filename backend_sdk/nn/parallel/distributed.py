@@ -163,16 +163,18 @@ class DistributedDataParallel(Module):
 
     def _mark_unused(self, output: Any) -> None:
         reachable: set[int] = set()
-        seen: set[int] = set()
+        # Nodes themselves, not id(node): a C++ node's Python wrapper may be made afresh on each access and
+        # a freed wrapper's id reused by the next (C++ nodes hash and compare by the node they wrap).
+        seen: set[Any] = set()
         stack = [t.grad_fn for t in _tensors(output) if getattr(t, "grad_fn", None) is not None]
         for t in _tensors(output):
             if t.grad_fn is None and t.requires_grad:
                 reachable.add(id(t))
         while stack:
             node = stack.pop()
-            if node is None or id(node) in seen:
+            if node is None or node in seen:
                 continue
-            seen.add(id(node))
+            seen.add(node)
             variable = getattr(node, "variable", None)
             if variable is not None:
                 reachable.add(id(variable))
