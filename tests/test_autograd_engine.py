@@ -429,3 +429,17 @@ def test_grad_never_aliases_a_tensor_the_caller_holds():
     (y + 0).backward(g)  # AddBackward0 passes the caller's gradient through unchanged
     g.add_(1)
     assert y.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_python_formula_nodes_that_saved_nothing_run_twice_and_freed_saves_refuse() -> None:
+    # PyTorch: a graph whose nodes saved nothing backpropagates twice; reading a freed saved tensor is
+    # the second-backward error. clone (a Python formula) saves nothing; log1p saves its input.
+    x = B.ones(2, 3, requires_grad=True)
+    y = x.clone().sum()
+    y.backward()
+    y.backward()
+    assert x.grad.tolist() == [[2.0] * 3] * 2
+    z = x.log1p().sum()
+    z.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()

@@ -199,6 +199,21 @@ class FormulaCtx:
         return self.grads[0]
 
 
+class _FreedTensor(SavedTensor):
+    """What a released node keeps in place of a saved tensor: reading it is the second-backward error."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:  # noqa: D107 (nothing is kept)
+        pass
+
+    def unpack(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(_SECOND_BACKWARD)
+
+
+_FREED = _FreedTensor()
+
+
 class FormulaNode(Node):
     """A node whose backward is a derivative formula of the operator it recorded."""
 
@@ -212,10 +227,14 @@ class FormulaNode(Node):
         return len(self._out_meta)
 
     def release(self) -> None:
+        # As PyTorch's: freeing marks what was saved, and only reading a freed tensor is the second-backward
+        # error; a node that saved nothing can run again (a graph of such nodes backpropagates twice).
         self._released = True
-        if self._ctx is not None:
-            self._ctx._saved = {}
-            self._ctx._outputs = []
+        ctx = self._ctx
+        if ctx is not None:
+            ctx._saved = {k: [_FREED if isinstance(e, SavedTensor) else e for e in v] if isinstance(v, list)
+                          else _FREED if isinstance(v, SavedTensor) else v for k, v in ctx._saved.items()}
+            ctx._outputs = [_FREED if isinstance(o, SavedTensor) else o for o in ctx._outputs]
 
     def apply(self, grads: list[Any]) -> list[Any]:
         if self._formula is None:
@@ -224,8 +243,6 @@ class FormulaNode(Node):
                 "backend_sdk.autograd and is not a composite operator; register one with "
                 "backend_sdk.library.register_autograd or wrap the computation in an autograd.Function."
             )
-        if self._released:
-            raise RuntimeError(_SECOND_BACKWARD)
         ctx = self._ctx
         from .. import zeros
 
