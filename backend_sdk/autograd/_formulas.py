@@ -909,3 +909,5 @@ INPLACE_KEYS = {
     "aten::pow_.Scalar": "aten::pow.Tensor_Scalar",
     "aten::pow_.Tensor": "aten::pow.Tensor_Tensor",
 }
+
+from . import _formulas_nn  # noqa: E402,F401  (issue 20: the nn operators; registers into FORMULAS)
