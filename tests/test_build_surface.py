@@ -49,9 +49,10 @@ def _in_subprocess(code: str, cwd: Path) -> subprocess.CompletedProcess:
 # ---------------------------------------------------------------------------------------------------
 # Symbols (Note [Exported symbols])
 
-# Before hidden visibility libbackend_sdk exported 3423 symbols; with it, 581. The bound leaves room
-# for the API to grow; a regression to default visibility exports thousands.
-MAX_EXPORTED_SYMBOLS = 800
+# Before hidden visibility libbackend_sdk exported 3423 symbols; with it, 581; 801 after the C++
+# autograd engine, declining kernels, the kernel checker and graph capture became public. The bound
+# leaves room for the API to grow; a regression to default visibility exports thousands.
+MAX_EXPORTED_SYMBOLS = 1000
 
 # Internal names that default visibility exported (3423 symbols before): the kernel adapters the
 # SDK's own operator registrations instantiate (vendor code instantiates its own), the standard

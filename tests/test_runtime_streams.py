@@ -213,3 +213,20 @@ def test_host_function_exception_does_not_kill_the_stream(monkeypatch):
     s.synchronize()
     assert ran == [1]
     assert len(reported) == 1 and str(reported[0]) == "boom"
+
+
+def test_work_on_two_streams_of_one_device_runs_concurrently(sim):
+    # Note [Worker spin]: two kernels enqueued back to back on two streams as the spinning worker wakes
+    # used to both wait for that one worker (issue 15 saw 5 of 12 trials serialised). Sleep kernels need
+    # no CPU, so concurrency shows on a loaded machine too: every trial takes one kernel's time, not two.
+    dev = f"{B}:0"
+    a, b = rt.Stream(dev), rt.Stream(dev)
+    serialised = 0
+    for _ in range(8):
+        start = time.perf_counter()
+        sim.device_sim_kernel_sleep(a.native_handle, 120_000)
+        sim.device_sim_kernel_sleep(b.native_handle, 120_000)
+        a.synchronize()
+        b.synchronize()
+        serialised += time.perf_counter() - start > 0.2
+    assert serialised == 0, f"{serialised} of 8 trials ran the two streams one after the other"

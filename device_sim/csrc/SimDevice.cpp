@@ -343,6 +343,10 @@ SimStream* SimDevice::pick_locked() {
 // preempted during a spin, spinning stops for kSpinBackoffNs (workers sleep
 // at once and enqueue notifies), then is tried again, so the simulator
 // adapts as the load comes and goes.
+// While it is counted as spinning, enqueue wakes nobody, so two ops enqueued on
+// two streams as the spin ends would both wait for the one worker. Whichever
+// worker starts an op therefore wakes a sleeper when another stream still has
+// runnable work (worker_loop).
 constexpr int64_t kSpinNs = 30'000;
 constexpr int64_t kSpinBackoffNs = 50'000'000;
 
@@ -395,6 +399,9 @@ void SimDevice::worker_loop(bool spins) {
       continue;
     }
     s->running = true;
+    // Note [Worker spin]: an op enqueued while this worker was still counted as spinning woke nobody; if
+    // another stream has runnable work, a sleeping worker takes it now (streams run concurrently).
+    if (sleeping_ > 0 && pick_locked() != nullptr) work_cv_.notify_one();
     lock.unlock();
     run(s, op);
     lock.lock();
