@@ -149,6 +149,25 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
   return true;
 }
 
+// bind_arguments for a pybind11 call (args, kwargs) in the vectorcall layout it expects (keyword
+// values after the positional ones); a binding error is Python's TypeError.
+Stack bind_call(const BoundSchema& b, const py::args& args, const py::kwargs& kwargs) {
+  std::vector<PyObject*> flat;
+  for (auto a : args) flat.push_back(a.ptr());
+  py::tuple kwnames(kwargs.size());
+  size_t i = 0;
+  for (auto item : kwargs) {
+    kwnames[i++] = item.first;
+    flat.push_back(item.second.ptr());
+  }
+  Stack stack;
+  std::string error;
+  if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack, &error)) {
+    throw py::type_error(error);
+  }
+  return stack;
+}
+
 // Converts the returns on the stack to Python: None, one value, or a tuple.
 PyObject* returns_to_python(const FunctionSchema& schema, Stack& stack) {
   size_t nret = schema.returns.size();
@@ -846,19 +865,7 @@ void init_ops(py::module_& m) {
       [](const std::string& name, const PyDispatchKeySet& ks, py::args args, py::kwargs kwargs) {
         OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(name);
         BoundSchema b(op);
-        std::vector<PyObject*> flat;
-        for (auto a : args) flat.push_back(a.ptr());
-        py::tuple kwnames(kwargs.size());
-        size_t i = 0;
-        for (auto item : kwargs) {
-          kwnames[i++] = item.first;
-          flat.push_back(item.second.ptr());
-        }
-        Stack stack;
-        std::string error;
-        if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack, &error)) {
-          throw py::type_error(error);
-        }
+        Stack stack = bind_call(b, args, kwargs);
         op.redispatch_boxed(ks.ks, &stack);
         return py::reinterpret_steal<py::object>(returns_to_python(b.schema, stack));
       },
@@ -885,20 +892,7 @@ void init_ops(py::module_& m) {
              SDK_CHECK(snap.op.entry().schema_record() == snap.record, "The kernel of ", snap.op.name(), " for ",
                        snap.key, " has been invalidated: the operator was redefined since get_kernel()");
              BoundSchema b(snap.op);
-             std::vector<PyObject*> flat;
-             for (auto a : args) flat.push_back(a.ptr());
-             py::tuple kwnames(kwargs.size());
-             size_t i = 0;
-             for (auto item : kwargs) {
-               kwnames[i++] = item.first;
-               flat.push_back(item.second.ptr());
-             }
-             Stack stack;
-             std::string error;
-             if (!bind_arguments(b, flat.data(), args.size(), kwargs.size() ? kwnames.ptr() : nullptr, &stack,
-                                 &error)) {
-               throw py::type_error(error);
-             }
+             Stack stack = bind_call(b, args, kwargs);
              snap.kernel->call_boxed(snap.op, ks.ks, &stack);
              return py::reinterpret_steal<py::object>(returns_to_python(b.schema, stack));
            },
