@@ -170,6 +170,20 @@ def test_roll_tile_repeat_interleave(device):
     assert gradcheck(lambda t: t.roll(1, 0).repeat_interleave(2, dim=1), (dbl(3, 2, device=device),))
 
 
+def test_repeat_interleave_with_huge_repeats_fails_in_the_allocator(device):
+    # The output is sized before anything is allocated: a tensor of repeats summing to 2**40 fails with
+    # the allocator's error naming the bytes (found by the binding fuzzer as a 4 GiB host-vector growth),
+    # and a sum that overflows int64 is refused by name.
+    x = T(np.array([1.0, 2.0], dtype=np.float32), device)
+    with pytest.raises(torch.OutOfMemoryError, match="8796093022208 bytes"):
+        torch.ops.aten.repeat_interleave.self_Tensor(x, T(np.array([2**39, 2**39]), device))
+    with pytest.raises(RuntimeError, match="repeat_interleave: the output size .* overflows int64"):
+        torch.ops.aten.repeat_interleave.self_Tensor(x, T(np.array([2**62, 2**62]), device))
+    with pytest.raises(RuntimeError, match="allocated size does not match required size"):
+        x.repeat_interleave(T(np.array([1, 2]), device), output_size=4)
+    assert N(x.repeat_interleave(T(np.array([1, 2]), device), output_size=3)).tolist() == [1.0, 2.0, 2.0]
+
+
 def test_nan_to_num_isclose_allclose_equal(device):
     a = np.array([np.nan, np.inf, -np.inf, 1.5], dtype=np.float32)
     x = T(a, device)

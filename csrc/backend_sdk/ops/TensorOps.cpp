@@ -15,6 +15,7 @@
 // one PyTorch's formula computes), at the cost of a few more launches.
 // Masks and index tensors are integers, built on the host and moved to the
 // device (CompositeOps.cpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string_view>
@@ -221,8 +222,11 @@ Tensor repeat_interleave_int(const Tensor& self, int64_t repeats, std::optional<
   return reshape(spread, out_sizes);
 }
 
-// The int64 index [0]*r0 + [1]*r1 + ... for a 1-D (or 0-d) repeats tensor, read on the host.
-std::vector<int64_t> repeat_index(const Tensor& repeats, int64_t n, std::optional<int64_t> output_size) {
+// The int64 index [0]*r0 + [1]*r1 + ... for a 1-D (or 0-d) repeats tensor, read on the host and
+// built on `device`. The total is summed (overflow-checked) before anything is allocated, and the
+// index is allocated through the allocator: repeats of 2**40 fail with the allocator's
+// OutOfMemoryError naming the byte count, never by growing a host vector until the process is killed.
+Tensor repeat_index(const Tensor& repeats, int64_t n, std::optional<int64_t> output_size, Device device) {
   SDK_CHECK_VALUE(repeats.dim() <= 1, "repeats must be 0-dim or 1-dim tensor");
   SDK_CHECK_TYPE(repeats.dtype() == ScalarType::Int64 || repeats.dtype() == ScalarType::Int32,
                  "repeats has to be Long or Int tensor");
@@ -234,15 +238,19 @@ std::vector<int64_t> repeat_index(const Tensor& repeats, int64_t n, std::optiona
                   "repeats.size(0) = ", count, " and input.size(", 0, ") = ", n);
   Tensor rc = contiguous(r);
   const auto* p = rc.data_ptr<int64_t>();
-  std::vector<int64_t> index;
+  int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t k = p[count == 1 ? 0 : i];
     SDK_CHECK_VALUE(k >= 0, "repeats can not be negative");
-    for (int64_t j = 0; j < k; ++j) index.push_back(i);
+    SDK_CHECK(!__builtin_add_overflow(total, k, &total),
+              "repeat_interleave: the output size (the sum of repeats) overflows int64");
   }
-  SDK_CHECK_VALUE(!output_size || *output_size == static_cast<int64_t>(index.size()),
-                  "allocated size does not match required size");
-  return index;
+  SDK_CHECK_VALUE(!output_size || *output_size == total, "allocated size does not match required size");
+  if (device.type == DeviceType::Meta) return make_tensor({total}, ScalarType::Int64, device);
+  Tensor host = make_tensor({total}, ScalarType::Int64, Device(DeviceType::CPU));
+  auto* out = host.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) out = std::fill_n(out, p[count == 1 ? 0 : i], i);
+  return device.type == DeviceType::CPU ? host : _to_copy(host, std::nullopt, device);
 }
 
 Tensor repeat_interleave_tensor_self(const Tensor& self, const Tensor& repeats, std::optional<int64_t> dim,
@@ -250,12 +258,12 @@ Tensor repeat_interleave_tensor_self(const Tensor& self, const Tensor& repeats, 
   Tensor x = dim ? self : reshape(self, {self.numel()});
   const int64_t d = dim ? maybe_wrap_dim(*dim, std::max<int64_t>(x.dim(), 1)) : 0;
   if (x.dim() == 0) x = view(x, {1});
-  return cx::index_select(x, d, index_tensor(repeat_index(repeats, x.size(d), output_size), self.device()));
+  return cx::index_select(x, d, repeat_index(repeats, x.size(d), output_size, self.device()));
 }
 
 Tensor repeat_interleave_tensor(const Tensor& repeats, std::optional<int64_t> output_size) {
   SDK_CHECK_VALUE(repeats.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
-  return index_tensor(repeat_index(repeats, repeats.size(0), output_size), repeats.device());
+  return repeat_index(repeats, repeats.size(0), output_size, repeats.device());
 }
 
 // ---- nan_to_num ----
