@@ -8,6 +8,8 @@ engine in ``graph``; ``Function`` is the custom-function API.
 """
 from __future__ import annotations
 
+import warnings
+
 import weakref
 from typing import Any, Sequence
 
@@ -111,6 +113,14 @@ def _roots(outputs: Sequence[Any]) -> list[tuple[Any, int]]:
     return roots
 
 
+_CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak."
+)
+
+
 def backward(
     tensors: Any,
     grad_tensors: Any = None,
@@ -124,6 +134,8 @@ def backward(
                         else [grad_tensors])
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:  # PyTorch's engine warns when it accumulates with create_graph (once per call site here)
+        warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=2)
     roots = _roots(outputs)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
@@ -135,15 +147,12 @@ def backward(
     for t, (n, _) in zip(ins, capture):
         if n is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    res = run_backward(roots, grads, retain_graph, create_graph, capture)
-    for t, g in zip(ins, res or []):
-        if isinstance(t, GradientEdge):  # an edge: only a leaf's accumulator has a .grad to fill
-            t = t.node.variable if isinstance(t.node, AccumulateGrad) else None
-        if g is None or t is None:
-            continue
-        if not create_graph:
-            g = _detach_tensor(g)
-        _C._accumulate_into_leaf(t, g, create_graph)
+    # The captured nodes run (Note [Autograd engine]): leaves accumulate there, with their hooks; a
+    # non-leaf input retains its grad first, as PyTorch's run_backward makes it.
+    for t in ins:
+        if not isinstance(t, GradientEdge) and t.grad_fn is not None:
+            t.retain_grad()
+    run_backward(roots, grads, retain_graph, create_graph, capture, accumulate_targets=True)
 
 
 def grad(
@@ -310,6 +319,21 @@ def _install_tensor_api() -> None:
         hooks = node._pre_hooks.setdefault(self._ag_nr, [])
         return _RemovableHandle(hooks, hook)._add()
 
+    def register_post_accumulate_grad_hook(self: Any, hook: Any) -> Any:
+        """hook(tensor) runs after backward accumulated a gradient into this leaf's ``.grad``; it returns
+        None (an optimizer step per parameter, as PyTorch's)."""
+        if not _C._requires_grad_flag(self):
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._ag_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .graph import _RemovableHandle
+
+        hooks = self.__dict__.get("_ag_post_acc_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_ag_post_acc_hooks"] = []
+            _C._set_leaf_py_hooks(self, True)  # the engine accumulates this leaf through Python
+        return _RemovableHandle(hooks, hook)._add()
+
     def tensor_backward(self: Any, gradient: Any = None, retain_graph: bool | None = None,
                         create_graph: bool = False, inputs: Any = None) -> None:
         """Computes the gradient of this tensor with respect to the graph leaves (see autograd.backward)."""
@@ -340,6 +364,7 @@ def _install_tensor_api() -> None:
     Tensor.retain_grad = retain_grad
     Tensor.retains_grad = property(_get_retains_grad, doc="True if backward() populates .grad of this non-leaf.")
     Tensor.register_hook = register_hook
+    Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
     Tensor.backward = tensor_backward
     Tensor.detach = detach
     Tensor.detach_ = detach_
