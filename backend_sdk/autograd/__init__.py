@@ -354,8 +354,53 @@ def _install_tensor_api() -> None:
     def _get_data(self: Any) -> Any:
         return _detach_tensor(self)
 
+    def _set_data(self: Any, new: Any) -> None:
+        from .._tensor import Tensor as _Tensor
+
+        if not isinstance(new, _Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.device != self.device or new.dtype != self.dtype:
+            # PyTorch allows another dtype here (shallow_copy_from); our TensorImpl keeps its dtype.
+            raise RuntimeError(
+                f"Attempted to call `variable.set_data(tensor)`, but `variable` ({self.dtype}, {self.device}) and "
+                f"`tensor` ({new.dtype}, {new.device}) have incompatible tensor type.")
+        _C._sync_metadata(self, new)  # self takes new's storage, sizes, strides and offset; keeps its autograd state
+
+    def _refuse_deletion(message: str) -> Any:
+        def deleter(self: Any) -> None:
+            raise RuntimeError(message)
+
+        return deleter
+
+    def _set_backward_hooks(self: Any, hooks: Any) -> None:
+        # PyTorch's hook dict; the engine runs the hooks it holds at assignment (a snapshot).
+        self.__dict__["_ag_hooks_dict"] = hooks
+        if not _C._requires_grad_flag(self):
+            return
+        fns = list(hooks.values()) if hooks else []
+        node = self._ag_fn
+        if node is None:
+            self._ag_hooks = fns
+            _C._set_leaf_py_hooks(self, True)
+        else:
+            if node._pre_hooks is None:
+                node._pre_hooks = {}
+            node._pre_hooks[self._ag_nr] = fns
+
+    def _get_backward_hooks(self: Any) -> Any:
+        if "_ag_hooks_dict" in self.__dict__:
+            return self.__dict__["_ag_hooks_dict"]
+        node = self._ag_fn
+        hooks = self._ag_hooks if node is None else (node._pre_hooks or {}).get(self._ag_nr)
+        if not hooks:
+            return None
+        import collections
+
+        return collections.OrderedDict(enumerate(hooks))
+
     Tensor.requires_grad_ = requires_grad_
     Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad,
+                                    _refuse_deletion("requires_grad must be a bool"),
                                     doc="True if gradients are computed for this tensor.")
     Tensor.grad = property(_get_grad, _set_grad, _del_grad, doc="The gradient accumulated by backward(), or None.")
     Tensor.grad_fn = property(_get_grad_fn, doc="The node that created this tensor (None for leaves).")
@@ -368,7 +413,15 @@ def _install_tensor_api() -> None:
     Tensor.backward = tensor_backward
     Tensor.detach = detach
     Tensor.detach_ = detach_
-    Tensor.data = property(_get_data, doc="This tensor detached from the graph.")
+    Tensor.data = property(_get_data, _set_data, _refuse_deletion("Deleting tensor data is not allowed. Delete tensor "
+                                                                  "instead!"),
+                           doc="This tensor detached from the graph; assigning a tensor makes this one share its "
+                               "memory and shape.")
+    Tensor._grad_fn = property(_get_grad_fn, None,
+                               _refuse_deletion("Deletion of _grad_fn not allowed. Detach tensor instead!"))
+    Tensor._backward_hooks = property(_get_backward_hooks, _set_backward_hooks,
+                                      _refuse_deletion("Deletion of _backwards_hooks not allowed!"),
+                                      doc="The tensor hooks registered with register_hook, by order, or None.")
 
 
 def _install() -> None:

@@ -93,6 +93,8 @@ class Node(metaclass=abc.ABCMeta):
         self.__dict__["_prehooks_list"] = value
 
     def __call__(self, *grads: Any) -> Any:
+        if len(grads) != self.num_outputs:
+            raise TypeError(f"expected {self.num_outputs} arguments, got {len(grads)} instead")
         out = self.apply(list(grads))
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -226,9 +228,7 @@ def _expandable_to(shape: tuple, desired: tuple) -> bool:
 def _apply_tensor_hooks(node: Node, buf: list[Any]) -> None:
     if node._pre_hooks:
         for nr, hooks in node._pre_hooks.items():
-            for h in list(hooks):
-                if buf[nr] is None:
-                    continue
+            for h in list(hooks):  # also when no gradient reached this output: the hook sees None
                 buf[nr] = check_hook_result(buf[nr], h(buf[nr]), h)
     if node._retains:
         for nr, ref in node._retains.items():
