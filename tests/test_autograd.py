@@ -352,11 +352,14 @@ def test_write_into_view_of_plain_tensor_routes_gradient_to_source():
     np.testing.assert_allclose(np_of(w.grad), [2.0 + 21.0, 4.0 + 33.0])
 
 
-def test_views_made_without_grad_mode_are_not_tracked():
+def test_views_made_without_grad_mode_are_tracked_with_their_creation_meta():
+    # Note [View creation meta]: as PyTorch, a no_grad view keeps its base; detach() is no view at all.
     z = B.zeros(3, dtype=B.float64)
     with B.no_grad():
         v = z[1:]
-    assert _C._view_base(v) is None and _C._view_base(z[1:]) is z
+    assert _C._view_base(v) is z and _C._view_creation_meta(v) == 1
+    assert _C._view_base(z[1:]) is z and _C._view_creation_meta(z[1:]) == 0
+    assert _C._view_base(z.detach()) is None and not z.detach()._is_view()
 
 
 def test_inplace_on_view_of_leaf_requiring_grad_raises():

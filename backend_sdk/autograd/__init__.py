@@ -49,15 +49,8 @@ def gradgradcheck(*args: Any, **kwargs: Any) -> bool:
 
 
 def _detach_tensor(t: Any) -> Any:
-    """A new tensor sharing t's storage (and version counter) with no autograd history."""
-    from .._ops import ops
-
-    prev = _C._is_grad_enabled()
-    _C._set_grad_enabled(False)
-    try:
-        return ops.aten.as_strided.default(t, list(t.shape), list(t.stride()), t.storage_offset())
-    finally:
-        _C._set_grad_enabled(prev)
+    """A new tensor sharing t's storage (and version counter) with no autograd history (not a view)."""
+    return _C._detach(t)
 
 
 def _tensor_tuple(x: Any, what: str) -> tuple:
@@ -398,6 +391,16 @@ def _install_tensor_api() -> None:
 
         return collections.OrderedDict(enumerate(hooks))
 
+    def _get_base(self: Any) -> Any:
+        base = self._ag_base
+        return base if base is not None else _C._view_base(self)
+
+    def _is_view(self: Any) -> bool:
+        """True if this tensor is a view of another (``_base``), as autograd tracks views."""
+        return _get_base(self) is not None
+
+    Tensor._base = property(_get_base, doc="The tensor this one is a view of (its root base), or None.")
+    Tensor._is_view = _is_view
     Tensor.requires_grad_ = requires_grad_
     Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad,
                                     _refuse_deletion("requires_grad must be a bool"),

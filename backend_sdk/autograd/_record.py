@@ -281,6 +281,16 @@ def _conform(g: Any, meta: TensorMeta) -> Any:
 _below_autograd: dict[int, Any] = {}  # key set (raw) -> its keys below Autograd
 
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_AMBIGUOUS = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+              "moving both the view and the inplace either both inside the {0} block (if you don't want the inplace "
+              "to be tracked) or both outside (if you want the inplace to be tracked).")
+# By creation meta (Note [View creation meta]): 1 no_grad, 2 inference mode.
+_VIEW_INPLACE = {
+    1: "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+       + _AMBIGUOUS.format("no_grad"),
+    2: "A view was created in inference mode and is being modified inplace in normal mode."
+       + _AMBIGUOUS.format("inference_mode"),
+}
 
 
 def _flat_tensors(value: Any) -> list:
@@ -330,15 +340,19 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     self_t = bound.get(info.mutable[0]) if info.is_inplace else None
     pre_saved: dict[str, Any] = {}
     if info.is_inplace and _is_tensor(self_t):
-        if _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
-            raise RuntimeError(_LEAF_INPLACE)
+        # PyTorch's check_inplace: the view checks first (Note [View creation meta]), then the leaf check.
         base = self_t._ag_base
         if base is None:
             base = _C._view_base(self_t)  # a view taken while its base took no part in autograd
             if base is not None:
+                creation = _C._view_creation_meta(self_t)
+                if creation and _C._requires_grad_flag(self_t):
+                    raise RuntimeError(_VIEW_INPLACE[creation])
                 self_t.__dict__["_ag_base"] = base
         if base is not None and base._ag_fn is None and _C._requires_grad_flag(base):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if base is None and _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
+            raise RuntimeError(_LEAF_INPLACE)
         # The formula sees self as it was before the write.
         prev = _C._is_grad_enabled()
         _C._set_grad_enabled(False)

@@ -1152,6 +1152,31 @@ void init_ops(py::module_& m) {
   m.def("_set_requires_grad_flag", [](const Tensor& t, bool v) { autograd::set_requires_grad(t, v); },
         py::arg("tensor"), py::arg("value"));
   m.def("_requires_grad_flag", [](const Tensor& t) { return autograd::requires_grad(t); }, py::arg("tensor"));
+  m.def(
+      "_view_creation_meta",
+      [](const Tensor& t) {
+        const autograd::AutogradMeta* meta = autograd::maybe_autograd_meta(t);
+        return meta != nullptr && meta->view_base.defined() ? static_cast<int>(meta->creation_meta) : 0;
+      },
+      py::arg("tensor"), "Note [View creation meta]: 0 default (or not a tracked view), 1 no_grad, 2 inference mode.");
+  m.def(
+      "_detach",
+      [](const Tensor& t) {
+        // An alias with no autograd state: not a view for autograd (PyTorch's detach() is not _is_view()).
+        static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::as_strided").typed<
+            Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<int64_t>)>();
+        Tensor out;
+        {
+          ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+          out = op.call(t, t.sizes(), t.strides(), t.storage_offset());
+        }
+        if (autograd::AutogradMeta* meta = autograd::maybe_autograd_meta(out)) {
+          meta->view_base = Tensor();
+          meta->creation_meta = autograd::CreationMeta::Default;
+        }
+        return out;
+      },
+      py::arg("tensor"), "detach(): an alias of tensor's memory with no autograd history.");
   m.def("_view_base", [](const Tensor& t) { return autograd::view_base(t); }, py::arg("tensor"),
         "The base a view made in grad mode was taken from (Note [Autograd view bases]), or None.");
   m.def("_is_grad_enabled", &autograd::is_grad_enabled, "False inside no_grad (AutogradFunctionality excluded).");

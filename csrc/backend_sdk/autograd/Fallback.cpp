@@ -115,10 +115,20 @@ void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet
 
 namespace {
 // Note [Autograd view bases].
+// Note [View creation meta]: with grad mode off or in inference mode the view is recorded too, with its
+// creation meta (a view of such a view keeps the first one's, as PyTorch propagates it).
 void remember_view_base(const Tensor& base, const Tensor& view) {
-  if (!is_floating_type(base.dtype()) || !is_grad_enabled()) return;
+  if (!is_floating_type(base.dtype())) return;
+  if (base.impl()->is_inference()) return;  // inference tensors take no part in autograd, nor their views
+  const bool inference = TensorImpl::inference_mode_enabled();
+  CreationMeta meta = inference ? CreationMeta::InferenceMode
+                                : (is_grad_enabled() ? CreationMeta::Default : CreationMeta::NoGradMode);
   const AutogradMeta* bm = maybe_autograd_meta(base);
-  autograd_meta_of(view).view_base = (bm != nullptr && bm->view_base.defined()) ? bm->view_base : base;
+  const bool base_is_view = bm != nullptr && bm->view_base.defined();
+  if (base_is_view && bm->creation_meta != CreationMeta::Default) meta = bm->creation_meta;
+  AutogradMeta& vm = autograd_meta_of(view);
+  vm.view_base = base_is_view ? bm->view_base : base;
+  vm.creation_meta = meta;
 }
 const bool g_view_hook_installed = [] {
   set_view_created_hook(&remember_view_base);

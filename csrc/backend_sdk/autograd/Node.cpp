@@ -90,6 +90,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 void set_history(const Tensor& t, std::shared_ptr<Node> fn, uint32_t nr) {
   AutogradMeta& m = autograd_meta_of(t);
   if (fn) m.requires_grad_ = true;
+  m.creation_meta = CreationMeta::Default;  // a recorded result (Note [View creation meta])
   m.grad_fn = std::move(fn);
   m.output_nr = nr;
 }

@@ -64,16 +64,30 @@ struct Node;  // <backend_sdk/autograd/detail/Node.h>
 // history (CopySlices, backend_sdk/autograd/_record.py). The view creation
 // hook (Note [View creation hook], tensor/detail/ViewHook.h) keeps the root base in
 // the view's AutogradMeta (`view_base`); views recorded by autograd keep it
-// on the Python side instead. Views made with grad mode off (inside recorded
-// operators, under no_grad, detach()) are not tracked.
+// on the Python side instead (recording a view resets what is here).
+//
+// Note [View creation meta]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's CreationMeta: a view made with grad mode off (no_grad, and the
+// kernels of recorded operators, which run with it off) is a NoGradMode view,
+// one made in inference mode of a normal tensor an InferenceMode view; both
+// keep their root base. A tracked view requires grad when its base does (it is a
+// leaf without an edge of its own: computing with it records nodes whose edge
+// for it is (None, 0), as PyTorch's), and an in-place write into it with grad
+// mode on is refused with PyTorch's message (backend_sdk/autograd/_record.py).
+// detach() makes an alias that is not a view (`_C._detach`).
 //
 // The graph state of a tensor lives here too, as PyTorch's AutogradMeta keeps
 // it (Note [Autograd nodes], autograd/detail/Node.h): `grad_fn` and `output_nr` (the
 // node that produced a non-leaf and which of its outputs it is) and, for a
 // leaf that requires grad, a weak reference to its AccumulateGrad node (weak:
 // the node holds the tensor, so a strong one would be a cycle), and .grad.
+// Note [View creation meta]; the values are PyTorch's order, and Python reads them.
+enum class CreationMeta : uint8_t { Default = 0, NoGradMode = 1, InferenceMode = 2 };
+
 struct SDK_API AutogradMeta final : AutogradMetaInterface {
   bool requires_grad_ = false;
+  CreationMeta creation_meta = CreationMeta::Default;  // of a view with a view_base
   // A leaf whose hooks live in Python: the engine accumulates through the bindings (Engine.h).
   bool has_py_hooks = false;
   uint32_t output_nr = 0;
@@ -83,7 +97,11 @@ struct SDK_API AutogradMeta final : AutogradMetaInterface {
   Tensor view_base;  // Note [Autograd view bases]
   void* py_state = nullptr;
   static void (*release_py_state)(void*);
-  bool requires_grad() const override { return requires_grad_; }
+  // Its own flag, or (Note [View creation meta]) its base's for a view this meta tracks.
+  bool requires_grad() const override {
+    return requires_grad_ || (view_base.defined() && view_base.impl()->autograd_meta() != nullptr &&
+                               view_base.impl()->autograd_meta()->requires_grad());
+  }
   ~AutogradMeta() override {
     if (py_state != nullptr && release_py_state != nullptr) release_py_state(py_state);
   }
