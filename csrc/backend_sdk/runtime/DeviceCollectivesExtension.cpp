@@ -33,8 +33,8 @@ void validate_collectives_extension(const sdk_device_extension_base* e, const st
                   "attach_device: extension '", SDK_COLLECTIVES_EXTENSION_NAME, "' of '", source,
                   "' leaves one of its functions NULL");
   const char* name = c->backend_name;
-  size_t len = name ? strnlen(name, 32) : 0;
-  bool ok = len > 0 && len < 32;
+  size_t len = name ? strnlen(name, 64) : 0;
+  bool ok = len > 0 && len < 64;
   for (size_t i = 0; ok && i < len; ++i)
     ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
   SDK_CHECK_VALUE(ok, "attach_device: extension '", SDK_COLLECTIVES_EXTENSION_NAME, "' of '", source,

@@ -108,7 +108,7 @@ typedef struct sdk_ccl_fabric {
 typedef struct sdk_collectives_extension {
   sdk_device_extension_base base; /* name SDK_COLLECTIVES_EXTENSION_NAME */
   /* The library's name, the process-group backend's ("simccl", "hccl"): static,
-   * NUL-terminated, lower case letters, digits and '_' (at most 31). */
+   * NUL-terminated, lower case letters, digits and '_' (at most 63). */
   const char* backend_name;
   sdk_status (*get_unique_id)(void* context, sdk_ccl_unique_id* id);
   sdk_status (*comm_init_rank)(void* context, sdk_ccl_comm_t* comm, int32_t device, const sdk_ccl_unique_id* id,
