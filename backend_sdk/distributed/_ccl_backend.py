@@ -97,7 +97,7 @@ class _DeviceWork(Work):
         while not self.is_completed():
             polls += 1
             if polls > 200:  # after a short spin, sleep with a growing pause (a loaded machine)
-                pause = min(0.02, pause * 2 or 0.0002)
+                pause = min(0.002, pause * 2 or 0.0001)
                 time.sleep(pause)
             if polls % 64 == 0:
                 self._engine.check_progress(self._name, deadline, limit, self._completes)

@@ -165,11 +165,22 @@ T combine(T a, T b, int32_t op) {
   }
 }
 
+// One loop per reduction (the op is chosen outside the loop, so the compiler vectorises each).
+template <typename T, int32_t Op>
+void reduce_loop(T* a, const T* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) a[i] = combine<T>(a[i], b[i], Op);
+}
+
 template <typename T>
 void reduce_typed(void* acc, const void* in, size_t n, int32_t op) {
   T* a = static_cast<T*>(acc);
   const T* b = static_cast<const T*>(in);
-  for (size_t i = 0; i < n; ++i) a[i] = combine<T>(a[i], b[i], op);
+  switch (op) {
+    case SDK_CCL_PROD: return reduce_loop<T, SDK_CCL_PROD>(a, b, n);
+    case SDK_CCL_MIN: return reduce_loop<T, SDK_CCL_MIN>(a, b, n);
+    case SDK_CCL_MAX: return reduce_loop<T, SDK_CCL_MAX>(a, b, n);
+    default: return reduce_loop<T, SDK_CCL_SUM>(a, b, n);
+  }
 }
 
 template <typename Load, typename Store>
@@ -331,6 +342,15 @@ class LocalTransport final : public Transport {
   int rank_;
 };
 
+// Scratch memory of a worker thread, kept between collectives: a fresh 32 MiB vector per collective would
+// page-fault (and zero) all of it every time.
+char* scratch(int which, size_t bytes) {
+  thread_local std::vector<char> buffers[2];
+  std::vector<char>& b = buffers[which];
+  if (b.size() < bytes) b.resize(bytes);
+  return b.data();
+}
+
 struct SimComm {
   int device, nranks, rank;
   std::unique_ptr<Transport> transport;
@@ -416,11 +436,12 @@ class Runner {
       }
       case kReduceScatter: {
         const size_t count = j_.count;
-        std::vector<char> acc(send, send + count * n * es);  // the input stays intact
+        char* acc = scratch(1, count * n * es);  // the input stays intact
+        std::memcpy(acc, send, count * n * es);
         auto lo = [&](int i) { return count * static_cast<size_t>(i); };
-        if (!reduce_scatter_ring(acc.data(), lo, error)) return false;
-        finish_avg(acc.data() + lo(r) * es, count);
-        std::memcpy(recv, acc.data() + lo(r) * es, count * es);
+        if (!reduce_scatter_ring(acc, lo, error)) return false;
+        finish_avg(acc + lo(r) * es, count);
+        std::memcpy(recv, acc + lo(r) * es, count * es);
         return true;
       }
       case kBroadcast: {
@@ -521,14 +542,14 @@ class Runner {
     const size_t es = dtype_size(j_.dtype);
     size_t biggest = 0;
     for (int i = 0; i < n; ++i) biggest = std::max(biggest, lo(i + 1) - lo(i));
-    std::vector<char> tmp(biggest * es);
+    char* tmp = scratch(0, biggest * es);
     for (int s = 0; s < n - 1; ++s) {
       const int out = ((r - s - 1) % n + n) % n, in = ((r - s - 2) % n + n) % n;
       const size_t in_n = lo(in + 1) - lo(in);
-      if (!step((r + 1) % n, buf + lo(out) * es, (lo(out + 1) - lo(out)) * es, (r - 1 + n) % n, tmp.data(),
-                in_n * es, error))
+      if (!step((r + 1) % n, buf + lo(out) * es, (lo(out + 1) - lo(out)) * es, (r - 1 + n) % n, tmp, in_n * es,
+                error))
         return false;
-      reduce_into(buf + lo(in) * es, tmp.data(), in_n, j_.dtype, j_.op);
+      reduce_into(buf + lo(in) * es, tmp, in_n, j_.dtype, j_.op);
     }
     return true;
   }
