@@ -88,7 +88,7 @@ def _single_vs_ddp(make: Any, loss: Any, labels: tuple[str, str], repeat: int, b
     return _interleaved([(labels[0], lambda: step(0)), (labels[1], lambda: step(1))], repeat, barrier)
 
 
-def rank_side(quick: bool) -> None:
+def rank_side(quick: bool, collectives_only: bool = False) -> None:
     from mpi4py import MPI  # noqa: F401  (mpi4py's own numbers, same processes)
 
     import accel  # noqa: F401
@@ -138,6 +138,10 @@ def rank_side(quick: bool) -> None:
         ("dist.all_reduce 64 MiB f32 accel (simccl)", lambda: dist.all_reduce(d, group=ccl)),
     ], repeat, barrier)
 
+    if collectives_only:
+        _report(rank, rows, repeat, None)
+        dist.destroy_process_group()
+        return
     # DDP step vs single-rank step, same per-rank batch; both ranks compute in both cases
     def mlp() -> nn.Module:
         sdk.manual_seed(0)
@@ -187,47 +191,58 @@ def rank_side(quick: bool) -> None:
                             "2-rank DDP step, nanoGPT (same per-rank batch)"), max(3, repeat // 2), barrier)
     params = sum(p.numel() for p in GPT().parameters())
 
-    if rank == 0:
-        table = dict(rows)
-        print(f"{'2 processes, median of ' + str(repeat):<52} {'ms':>9}")
-        for name, seconds in rows:
-            print(f"{name:<52} {seconds * 1e3:>9.3f}")
-        print()
-        ratio = table["dist.all_reduce 64 MiB f32 cpu"] / table["mpi4py Allreduce(IN_PLACE) 64 MiB f32 numpy"]
-        print(f"all_reduce 64 MiB cpu / mpi4py Allreduce:     {ratio:6.2f}x  (target <= 1.1x; same numpy arrays)")
-        own = table["dist.all_reduce 64 MiB f32 cpu, SDK-allocated"] / table["mpi4py Allreduce on that SDK allocation"]
-        print(f"  on SDK-allocated memory, dist / mpi4py:     {own:6.2f}x")
-        staging = table["dist.all_reduce 64 MiB f32 accel (host staging)"] / table["dist.all_reduce 64 MiB f32 cpu"]
-        print(f"all_reduce 64 MiB accel (staging) / cpu:      {staging:6.2f}x  (the fallback without the extension)")
-        simccl = table["dist.all_reduce 64 MiB f32 accel (simccl)"] / \
-            table["dist.all_reduce 64 MiB f32 cpu (again, beside simccl)"]
-        print(f"all_reduce 64 MiB accel (simccl) / cpu:       {simccl:6.2f}x  (target <= 1.5x)")
-        latency = table["dist.all_reduce 4 KiB (x100)"] / table["mpi4py Allreduce 4 KiB (x100)"]
-        print(f"all_reduce 4 KiB / mpi4py:                    {latency:6.2f}x  (latency: inline path + signature Allgather)")
-        ddp_ratio = table["2-rank DDP step (same per-rank batch)"] / \
-            table["single-rank step (nanoGPT-shaped MLP, 4.8M params)"]
-        print(f"2-rank DDP step / single-rank step, MLP:      {ddp_ratio:6.2f}x")
-        gpt_ratio = table["2-rank DDP step, nanoGPT (same per-rank batch)"] / \
-            table["single-rank step (nanoGPT: emb, LN, MHA, MLP)"]
-        print(f"2-rank DDP step / single-rank step, nanoGPT:  {gpt_ratio:6.2f}x  (target <= 1.2x; {params} params)")
-        print("load average:", os.getloadavg())
+    _report(rank, rows, repeat, params)
     dist.destroy_process_group()
+
+
+def _report(rank: int, rows: list, repeat: int, params: int | None) -> None:
+    """Rank 0 prints the table and the ratios (params None: the collectives only)."""
+    if rank != 0:
+        return
+    table = dict(rows)
+    print(f"{'2 processes, median of ' + str(repeat):<52} {'ms':>9}")
+    for name, seconds in rows:
+        print(f"{name:<52} {seconds * 1e3:>9.3f}")
+    print()
+    ratio = table["dist.all_reduce 64 MiB f32 cpu"] / table["mpi4py Allreduce(IN_PLACE) 64 MiB f32 numpy"]
+    print(f"all_reduce 64 MiB cpu / mpi4py Allreduce:     {ratio:6.2f}x  (target <= 1.1x; same numpy arrays)")
+    own = table["dist.all_reduce 64 MiB f32 cpu, SDK-allocated"] / table["mpi4py Allreduce on that SDK allocation"]
+    print(f"  on SDK-allocated memory, dist / mpi4py:     {own:6.2f}x")
+    staging = table["dist.all_reduce 64 MiB f32 accel (host staging)"] / table["dist.all_reduce 64 MiB f32 cpu"]
+    print(f"all_reduce 64 MiB accel (staging) / cpu:      {staging:6.2f}x  (the fallback without the extension)")
+    simccl = table["dist.all_reduce 64 MiB f32 accel (simccl)"] / \
+        table["dist.all_reduce 64 MiB f32 cpu (again, beside simccl)"]
+    print(f"all_reduce 64 MiB accel (simccl) / cpu:       {simccl:6.2f}x  (target <= 1.5x)")
+    latency = table["dist.all_reduce 4 KiB (x100)"] / table["mpi4py Allreduce 4 KiB (x100)"]
+    print(f"all_reduce 4 KiB / mpi4py:                    {latency:6.2f}x  (latency: inline path + signature Allgather)")
+    if params is None:
+        print("load average:", os.getloadavg())
+        return
+    ddp_ratio = table["2-rank DDP step (same per-rank batch)"] / \
+        table["single-rank step (nanoGPT-shaped MLP, 4.8M params)"]
+    print(f"2-rank DDP step / single-rank step, MLP:      {ddp_ratio:6.2f}x")
+    gpt_ratio = table["2-rank DDP step, nanoGPT (same per-rank batch)"] / \
+        table["single-rank step (nanoGPT: emb, LN, MHA, MLP)"]
+    print(f"2-rank DDP step / single-rank step, nanoGPT:  {gpt_ratio:6.2f}x  (target <= 1.2x; {params} params)")
+    print("load average:", os.getloadavg())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--collectives-only", action="store_true", help="skip the DDP rows (minutes on a loaded machine)")
     parser.add_argument("--rank-side", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rank_side:
-        rank_side(args.quick)
+        rank_side(args.quick, args.collectives_only)
         return
     sys.path.insert(0, REPO)
     from backend_sdk.distributed.run import mpiexec_command
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, "samples", "accel_sim"), env.get("PYTHONPATH", "")])
-    cmd = mpiexec_command(2, [os.path.abspath(__file__), "--rank-side"] + (["--quick"] if args.quick else []))
+    cmd = mpiexec_command(2, [os.path.abspath(__file__), "--rank-side"] + (["--quick"] if args.quick else []) +
+                          (["--collectives-only"] if args.collectives_only else []))
     print("load average before:", os.getloadavg())
     sys.exit(subprocess.run(cmd, env=env).returncode)
 

@@ -145,8 +145,13 @@ def test_simccl_every_collective_and_dtype(nproc):
     assert "through host memory" not in out.split("STAGED-CHECK")[0]
 
 
-def test_simccl_stream_order_faults_and_mismatches():
-    launch(__file__, 2, "faults")
+def test_simccl_stream_order_faults_mismatches_and_a_dead_rank():
+    code, out, seconds = launch(__file__, 2, "faults", expect_ok=False, timeout=90,
+                                env={"BACKEND_SDK_DIST_HEARTBEAT_TIMEOUT": "3"})
+    assert "RANK 0 checks passed" in out and "RANK 1 checks passed" in out, out
+    # then rank 1 dies without a word while rank 0's simccl all_reduce waits for it in the fabric
+    assert code != 0, out
+    assert "rank 0 told: [Rank 0] all_reduce failed: rank 1 stopped responding (no heartbeat for" in out, out
 
 
 # ---- rank side ----------------------------------------------------------------------------------------
@@ -270,6 +275,23 @@ def _faults_case() -> None:
         assert ("did not run on rank 0" in str(e)) or (r == 0 and "kernel fault" in str(e)), str(e)
     dist.all_reduce(v)
     assert v.cpu().tolist() == [float(n)] * 4
+    print(f"RANK {r} checks passed", flush=True)
+    _die(sdk, dist)
+
+
+def _die(sdk, dist) -> None:
+    import os
+
+    r = dist.get_rank()
+    x = sdk.ones([1 << 16], device="accel")
+    dist.all_reduce(x)
+    if r == 1:
+        os._exit(7)  # gone without a word: only its heartbeats stop
+    try:
+        dist.all_reduce(x)  # simccl's kernel waits for rank 1 in the fabric: the wait must not hang
+    except dist.DistBackendError as e:
+        print("rank 0 told:", e, flush=True)
+        raise
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ returns an object with the methods of ``MPIBackend`` working on host numpy array
 Tensors reach a backend as host arrays through ``_HostView`` (Note [MPI backend data path]): zero-copy
 for contiguous CPU tensors, staged (and copied back into the caller's tensor when the Work is waited
 on) for non-contiguous tensors and for device tensors. Device tensors on the "mpi" backend warn once:
-the device offers no device-side collectives, so the bytes go through host memory.
+the device offers no device-side collectives, so the bytes go through host memory. A device that offers
+them (the "sdk.collectives" extension) gets its own backend, registered by ``init_process_group`` and
+chosen by default for its device type; its collectives take the device tensors themselves
+(``_on_device``, Note [Device collectives backend] in _ccl_backend.py).
 """
 from __future__ import annotations
 
