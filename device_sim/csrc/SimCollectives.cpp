@@ -671,6 +671,8 @@ sdk_status ccl_comm_init_rank(void* ctx, sdk_ccl_comm_t* comm, int32_t device, c
     std::shared_ptr<LocalGroup> g;
     {
       std::lock_guard<std::mutex> lock(g_groups_mutex);
+      for (auto it = g_groups->begin(); it != g_groups->end();)  // forget the groups whose communicators are gone
+        it = it->second.expired() ? g_groups->erase(it) : std::next(it);
       g = (*g_groups)[key].lock();
       if (!g) {
         g = std::make_shared<LocalGroup>();
