@@ -27,12 +27,12 @@ from functools import lru_cache
 from typing import Any
 
 __all__ = ["configure", "library_path", "include_dir", "is_initialized", "num_devices", "memory_bytes", "lib",
-           "inject", "reset_device", "is_device_lost", "FAULT_KINDS", "start_trace", "stop_trace",
+           "inject", "link_timing", "reset_device", "is_device_lost", "FAULT_KINDS", "start_trace", "stop_trace",
            "export_chrome_trace", "trace_event_count", "timing"]
 
 _SDK_SUCCESS = 0
 #: The fault kinds of :func:`inject` and their C constants (DEVICE_SIM_FAULT_*).
-FAULT_KINDS = {"alloc_failure": 1, "kernel_fault": 2, "device_lost": 3}
+FAULT_KINDS = {"alloc_failure": 1, "kernel_fault": 2, "device_lost": 3, "link_down": 4}
 
 
 def library_path() -> str:
@@ -89,6 +89,12 @@ def lib() -> ctypes.CDLL:
     cdll.device_sim_set_timing.restype = ctypes.c_int32
     cdll.device_sim_get_timing.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
     cdll.device_sim_get_timing.restype = None
+    cdll.device_sim_inject_link_down.argtypes = [ctypes.c_int32, ctypes.c_int64]
+    cdll.device_sim_inject_link_down.restype = ctypes.c_int32
+    cdll.device_sim_set_link_timing.argtypes = [ctypes.c_double, ctypes.c_double]
+    cdll.device_sim_set_link_timing.restype = ctypes.c_int32
+    cdll.device_sim_get_link_timing.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    cdll.device_sim_get_link_timing.restype = None
     cdll.device_sim_launch_kernel.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
     cdll.device_sim_launch_kernel.restype = ctypes.c_int32
     cdll.device_sim_launch_kernel_named.argtypes = [
@@ -141,6 +147,10 @@ def inject(kind: str, device: int = 0, *, stream: Any = None, count: int = 1, me
       on stream 0x.. of device 0"); after that the device works again.
     * ``"device_lost"``: every call on the device fails with
       ``AcceleratorError`` ("device 0 was lost") until :func:`reset_device`.
+    * ``"link_down"``: the next ``count`` collectives of the device's simccl
+      communicators (the "sdk.collectives" extension) find its link down: no
+      data moves and EVERY rank of each such collective gets an error naming
+      this rank at its next synchronisation (Note [Simulated collectives]).
 
     The simulator starts if it has not yet.
     """
@@ -149,6 +159,12 @@ def inject(kind: str, device: int = 0, *, stream: Any = None, count: int = 1, me
     if int(count) < 0:
         raise ValueError(f"device_sim.inject: count must be non-negative, got {count}")
     d = _check_device("inject", device)
+    if kind == "link_down":
+        if stream is not None or message is not None:
+            raise ValueError("device_sim.inject('link_down'): takes a device and a count, not a stream or message")
+        if lib().device_sim_inject_link_down(d, int(count)) != _SDK_SUCCESS:
+            raise ValueError(f"device_sim.inject({kind!r}, {device}): {_last_error()}")
+        return
     msg = None if message is None else str(message).encode()
     status = lib().device_sim_inject(FAULT_KINDS[kind], d, _stream_handle(stream), int(count), msg)
     if status != _SDK_SUCCESS:
@@ -202,8 +218,16 @@ def timing() -> dict[str, float]:
     return {"launch_latency_us": lat.value, "copy_bandwidth_gbps": bw.value}
 
 
+def link_timing() -> dict[str, float]:
+    """The simccl link model: ``{"link_latency_us": .., "link_bandwidth_gbps": ..}`` (0: off)."""
+    lat, bw = ctypes.c_double(), ctypes.c_double()
+    lib().device_sim_get_link_timing(ctypes.byref(lat), ctypes.byref(bw))
+    return {"link_latency_us": lat.value, "link_bandwidth_gbps": bw.value}
+
+
 def configure(num_devices: int | None = None, memory_bytes: int | None = None, *,
-              launch_latency_us: float | None = None, copy_bandwidth_gbps: float | None = None) -> None:
+              launch_latency_us: float | None = None, copy_bandwidth_gbps: float | None = None,
+              link_latency_us: float | None = None, link_bandwidth_gbps: float | None = None) -> None:
     """Sets the device count (1..64), the memory capacity per device and the timing model.
 
     ``num_devices`` and ``memory_bytes`` must be set before the simulator's
@@ -215,8 +239,20 @@ def configure(num_devices: int | None = None, memory_bytes: int | None = None, *
     ``launch_latency_us`` microseconds and a copy or memset of n bytes at least
     n / ``copy_bandwidth_gbps`` nanoseconds (0 turns a part off; defaults from
     ``DEVICE_SIM_LAUNCH_LATENCY_US`` and ``DEVICE_SIM_COPY_BANDWIDTH_GBPS``).
-    Events' ``elapsed_time`` reflects it.
+    Events' ``elapsed_time`` reflects it. ``link_latency_us`` and
+    ``link_bandwidth_gbps`` model the links of the simccl collectives: each
+    transfer step of a collective takes at least latency + bytes / bandwidth
+    (defaults from ``DEVICE_SIM_LINK_LATENCY_US`` and
+    ``DEVICE_SIM_LINK_BANDWIDTH_GBPS``; 0: off).
     """
+    for name, value in (("link_latency_us", link_latency_us), ("link_bandwidth_gbps", link_bandwidth_gbps)):
+        if value is not None and not float(value) >= 0.0:
+            raise ValueError(f"device_sim.configure: {name} must be >= 0, got {value}")
+    if link_latency_us is not None or link_bandwidth_gbps is not None:
+        lib().device_sim_set_link_timing(-1.0 if link_latency_us is None else float(link_latency_us),
+                                         -1.0 if link_bandwidth_gbps is None else float(link_bandwidth_gbps))
+        if num_devices is None and memory_bytes is None and launch_latency_us is None and copy_bandwidth_gbps is None:
+            return
     for name, value in (("launch_latency_us", launch_latency_us), ("copy_bandwidth_gbps", copy_bandwidth_gbps)):
         if value is not None and not float(value) >= 0.0:
             raise ValueError(f"device_sim.configure: {name} must be >= 0, got {value}")

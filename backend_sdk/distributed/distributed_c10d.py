@@ -13,7 +13,10 @@ returns an object with the methods of ``MPIBackend`` working on host numpy array
 Tensors reach a backend as host arrays through ``_HostView`` (Note [MPI backend data path]): zero-copy
 for contiguous CPU tensors, staged (and copied back into the caller's tensor when the Work is waited
 on) for non-contiguous tensors and for device tensors. Device tensors on the "mpi" backend warn once:
-the device offers no device-side collectives, so the bytes go through host memory.
+the device offers no device-side collectives, so the bytes go through host memory. A device that offers
+them (the "sdk.collectives" extension) gets its own backend, registered by ``init_process_group`` and
+chosen by default for its device type; its collectives take the device tensors themselves
+(``_on_device``, Note [Device collectives backend] in _ccl_backend.py).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import numpy as np
 
 from . import _engine
 from ._engine import DistBackendError, Work
+from ._ccl_backend import _OP_NUMBERS, DeviceCollectivesBackend, register_device_backends
 from ._mpi_backend import MPIBackend
 
 __all__ = [
@@ -313,6 +317,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         dev = _device(device_id) if not isinstance(device_id, int) else None
         if dev is not None and (dev.index is None or dev.type == "cpu"):
             raise ValueError("init_process_group device_id parameter must be an accelerator with an index")
+    register_device_backends()  # Note [Device collectives backend]
     backends = _parse_backend(backend)
     _check_backends(backends)
     if not is_mpi_available():
@@ -341,6 +346,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         _default_group()
         for pg in _groups[1:]:
             _free_comm(pg)
+        for backend in _groups[0]._backends.values() if _groups else ():
+            if isinstance(backend, DeviceCollectivesBackend):
+                backend.destroy()
         _groups.clear()
         GroupMember.WORLD = None
         _engine.release_engine()
@@ -352,6 +360,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
 
 
 def _free_comm(pg: ProcessGroup) -> None:
+    for backend in pg._backends.values():
+        if isinstance(backend, DeviceCollectivesBackend):
+            backend.destroy()
     try:
         pg._comm.Free()
     except Exception:
@@ -501,7 +512,7 @@ def _backend(pg: ProcessGroup, tensors: list, op_name: str) -> Any:
             raise RuntimeError(f"{op_name}: tensors must all be on one device type, got {device_type} and "
                                f"{t.device.type}")
     backend = pg._backend_for(device_type)
-    if device_type != "cpu" and isinstance(backend, MPIBackend) and device_type not in _warned_staging:
+    if device_type != "cpu" and type(backend) is MPIBackend and device_type not in _warned_staging:
         _warned_staging.add(device_type)
         warnings.warn(f"backend_sdk.distributed: {device_type} tensors are exchanged through host memory over MPI "
                       f"(the device has no 'sdk.collectives' extension); collectives on {device_type} copy to and "
@@ -547,6 +558,12 @@ def _inline(pg: ProcessGroup, name: str, backend: Any, async_op: bool, array: np
     return _engine.engine().run_inline(name, steps(), seconds)
 
 
+def _on_device(backend: Any, tensors: list, op: str | None = None) -> bool:
+    """True if the collective runs on the device (Note [Device collectives backend]) rather than via the host."""
+    return (isinstance(backend, DeviceCollectivesBackend) and tensors[0].device.type == backend.device_type
+            and (op is None or op in _OP_NUMBERS))
+
+
 def _op_name(op: Any) -> str:
     if not isinstance(op, _RedOpType):
         raise TypeError(f"Invalid reduce op {op!r}: expected a ReduceOp (ReduceOp.SUM, ...)")
@@ -577,6 +594,8 @@ def broadcast(tensor: Any, src: int | None = None, group: ProcessGroup | None = 
         return None
     root = _group_rank(pg, src, group_src, "src")
     backend = _backend(pg, [tensor], "broadcast")
+    if _on_device(backend, [tensor]):
+        return backend.device_broadcast(tensor, root, async_op)
     view = _HostView(tensor)
     if _inline(pg, "broadcast", backend, async_op, view.array, lambda: backend.broadcast_steps(view.array, root)):
         view.write_back()
@@ -593,6 +612,8 @@ def all_reduce(tensor: Any, op: Any = ReduceOp.SUM, group: ProcessGroup | None =
         return None
     name = _check_reduction("all_reduce", op, tensor)
     backend = _backend(pg, [tensor], "all_reduce")
+    if _on_device(backend, [tensor], name):
+        return backend.device_all_reduce(tensor, name, async_op)
     view = _HostView(tensor)
     if _inline(pg, "all_reduce", backend, async_op, view.array, lambda: backend.all_reduce_steps(view.array, name)):
         view.write_back()
@@ -637,6 +658,17 @@ def all_gather(tensor_list: list, tensor: Any, group: ProcessGroup | None = None
                          "(the group size)")
     _check_same("all_gather", tensor, tensor_list, "tensor_list")
     backend = _backend(pg, [tensor, *tensor_list], "all_gather")
+    if _on_device(backend, [tensor]):
+        from .. import empty, no_grad
+
+        flat = empty([pg.size() * tensor.numel()], dtype=tensor.dtype, device=tensor.device)
+
+        def scatter_back() -> None:
+            with no_grad():
+                for i, t in enumerate(tensor_list):
+                    t.copy_(flat[i * tensor.numel():(i + 1) * tensor.numel()].reshape(list(t.shape)))
+
+        return backend.device_all_gather("all_gather", flat, tensor, async_op, scatter_back)
     view = _HostView(tensor)
     out = np.empty((pg.size(), *view.array.shape), dtype=view.array.dtype)
 
@@ -666,6 +698,8 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group: Process
                          f"(output {list(output_tensor.shape)}, input {list(input_tensor.shape)}, world_size "
                          f"{pg.size()})")
     backend = _backend(pg, [output_tensor, input_tensor], "all_gather_into_tensor")
+    if _on_device(backend, [input_tensor]):
+        return backend.device_all_gather("all_gather_into_tensor", output_tensor, input_tensor, async_op)
     src, dst = _HostView(input_tensor), _HostView(output_tensor)
     return _submit(pg, "all_gather_into_tensor", lambda: backend.all_gather(dst.array, src.array), async_op,
                    dst.write_back)
@@ -685,6 +719,11 @@ def reduce_scatter(output: Any, input_list: list, op: Any = ReduceOp.SUM, group:
     _check_same("reduce_scatter", output, input_list, "input_list")
     name = _check_reduction("reduce_scatter", op, output)
     backend = _backend(pg, [output, *input_list], "reduce_scatter")
+    if _on_device(backend, [output], name):
+        from .. import cat
+
+        flat = cat([t.detach().reshape(-1) for t in input_list])
+        return backend.device_reduce_scatter("reduce_scatter", output, flat, name, async_op)
     stacked = np.stack([_HostView(t).array.reshape(-1) for t in input_list])
     out = _HostView(output)
     return _submit(pg, "reduce_scatter", lambda: backend.reduce_scatter(out.array.reshape(-1), stacked, name),
@@ -707,6 +746,8 @@ def reduce_scatter_tensor(output: Any, input: Any, op: Any = ReduceOp.SUM, group
                          f"(input {list(input.shape)}, output {list(output.shape)}, world_size {pg.size()})")
     name = _check_reduction("reduce_scatter_tensor", op, output)
     backend = _backend(pg, [output, input], "reduce_scatter_tensor")
+    if _on_device(backend, [output], name):
+        return backend.device_reduce_scatter("reduce_scatter_tensor", output, input, name, async_op)
     src, dst = _HostView(input), _HostView(output)
     return _submit(pg, "reduce_scatter_tensor",
                    lambda: backend.reduce_scatter(dst.array.reshape(-1), src.array.reshape(pg.size(), -1), name),
@@ -833,6 +874,8 @@ def isend(tensor: Any, dst: int | None = None, group: ProcessGroup | None = None
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: should not be the same as the rank of the current process.")
     backend = _backend(pg, [tensor], "isend")
+    if _on_device(backend, [tensor]):
+        return backend.device_send(tensor, peer)
     view = _HostView(tensor)
     return _engine.engine().submit("send", lambda: backend.send(view.array, peer, tag), pg._timeout.total_seconds())
 
@@ -848,6 +891,8 @@ def irecv(tensor: Any, src: int | None = None, group: ProcessGroup | None = None
     if peer == pg.rank():
         raise ValueError("Invalid source rank: should not be the same as the rank of the current process.")
     backend = _backend(pg, [tensor], "irecv")
+    if _on_device(backend, [tensor]):
+        return backend.device_recv(tensor, peer)
     view = _HostView(tensor)
     return _engine.engine().submit("recv", lambda: backend.recv(view.array, peer, tag), pg._timeout.total_seconds(),
                                    view.write_back)

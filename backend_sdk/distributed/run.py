@@ -9,6 +9,15 @@ TORCHELASTIC_RUN_ID) from the MPI job's before it runs the script as ``__main__`
 ``-disable-auto-cleanup`` lets the surviving ranks report a failed rank (Note [Distributed engine])
 instead of being killed with it. One node only (``--nnodes 1``): MPI's own host files are the way to
 span machines; restarts (``--max-restarts``) are not supported, as a failed MPI job cannot rejoin.
+
+Because the ranks end on their own, a rank that never ends (a loop outside distributed code, which no
+collective's failure detection reaches) would keep the job alive after another rank failed. The launcher
+therefore watches the ranks: each worker writes its pid and, when the script ends, its exit status into
+a folder the launcher owns (BACKEND_SDK_DIST_RUN_DIR). A rank failed when it wrote a nonzero status or
+its process is gone without one (``os._exit``, a signal). From the first failure the others get
+``--kill-timeout`` seconds (default: the heartbeat timeout plus 5 s, time for the survivors to learn of
+the failure and report it) to end; then the launcher names the failed rank and kills the whole job
+(SIGTERM to its process group, SIGKILL 2 s later) and exits with status 1, so the job always ends.
 """
 from __future__ import annotations
 
@@ -19,6 +28,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import time
 import uuid
 
 __all__ = ["find_mpiexec", "get_args_parser", "main", "mpiexec_command", "parse_args", "run"]
@@ -60,6 +71,9 @@ def get_args_parser() -> argparse.ArgumentParser:
     p.add_argument("--standalone", action="store_true", help="single node (the only mode)")
     p.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
     flag("no-python", action="store_true", help="run the script as an executable, without python")
+    flag("kill-timeout", type=float, default=None,
+         help="seconds the other ranks get to end after one rank failed before the job is killed (default: the "
+              "heartbeat timeout + 5)")
     p.add_argument("training_script", help="the script (or module with -m) each process runs")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return p
@@ -113,11 +127,84 @@ def run(ns: argparse.Namespace) -> int:
     env = dict(os.environ)
     env.update(MASTER_ADDR=ns.master_addr, MASTER_PORT=str(ns.master_port),
                TORCHELASTIC_RUN_ID=ns.rdzv_id or uuid.uuid4().hex[:12])
-    proc = subprocess.run(cmd, env=env)
-    if proc.returncode != 0:
-        print(f"backend_sdk.distributed.run: the job failed (mpiexec exit status {proc.returncode}); the ranks' "
+    from ._engine import heartbeat_timeout
+
+    grace = ns.kill_timeout if ns.kill_timeout is not None else heartbeat_timeout() + 5.0
+    with tempfile.TemporaryDirectory(prefix="backend_sdk_run_") as status_dir:
+        env["BACKEND_SDK_DIST_RUN_DIR"] = status_dir
+        proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+        try:
+            code = _watch(proc, status_dir, ns.nproc_per_node, grace)
+        except KeyboardInterrupt:
+            _kill(proc)
+            raise
+    if code != 0:
+        print(f"backend_sdk.distributed.run: the job failed (mpiexec exit status {code}); the ranks' "
               "errors are above", file=sys.stderr)
-    return proc.returncode
+    return code
+
+
+def _failed_rank(status_dir: str, nproc: int) -> tuple[int, str] | None:
+    """(rank, why) of a rank that failed (Note [Launcher]), or None."""
+    for rank in range(nproc):
+        try:
+            with open(os.path.join(status_dir, f"{rank}.exit")) as f:
+                status = f.read().strip()
+            if status != "0":
+                return rank, f"exited with status {status}"
+            continue
+        except OSError:
+            pass
+        try:
+            with open(os.path.join(status_dir, f"{rank}.pid")) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            continue  # not started yet
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            if not os.path.exists(os.path.join(status_dir, f"{rank}.exit")):
+                return rank, "died without an exit status (killed by a signal or os._exit)"
+        except PermissionError:
+            pass
+    return None
+
+
+def _watch(proc: subprocess.Popen, status_dir: str, nproc: int, grace: float) -> int:
+    """Waits for mpiexec; kills the job ``grace`` seconds after a rank failed if it has not ended by then."""
+    deadline = None
+    failure = None
+    while True:
+        try:
+            return proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+        if deadline is None:
+            failure = _failed_rank(status_dir, nproc)
+            if failure is not None:
+                deadline = time.monotonic() + grace
+        elif time.monotonic() > deadline:
+            assert failure is not None
+            print(f"backend_sdk.distributed.run: rank {failure[0]} {failure[1]} and the other ranks did not end "
+                  f"within {grace:g} s (--kill-timeout): killing the job", file=sys.stderr, flush=True)
+            _kill(proc)
+            return 1
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """SIGTERM to the job's process group, SIGKILL after 2 s."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def main(args: list[str] | None = None) -> int:

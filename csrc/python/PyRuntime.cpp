@@ -424,6 +424,7 @@ void init_runtime(py::module_& parent) {
 
   init_runtime_streams(m);  // PyStreams.cpp: Stream, Event, current/default stream
   init_runtime_graphs(m);   // PyGraphs.cpp: graph capture and replay
+  init_runtime_collectives(m);  // PyCollectives.cpp: device collectives (issue 21)
 
   // ---- memory ----
   py::class_<DeviceBuffer>(m, "DeviceBuffer", "Device memory from the caching allocator, freed by free() or GC.")

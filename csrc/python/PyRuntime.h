@@ -25,4 +25,7 @@ void init_runtime_streams(pybind11::module_& m);
 // Registers _Graph and the capture queries on `m` (PyGraphs.cpp).
 void init_runtime_graphs(pybind11::module_& m);
 
+// Registers the device collectives and the MPI fabric on `m` (PyCollectives.cpp, issue 21).
+void init_runtime_collectives(pybind11::module_& m);
+
 }  // namespace sdk::python

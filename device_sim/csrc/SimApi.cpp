@@ -19,6 +19,7 @@
 
 #include "Handles.h"
 #include <backend_sdk/runtime/DeviceGraphExtension.h>
+#include "SimCollectives.h"
 #include "SimDevice.h"
 #include "device_sim.h"
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
@@ -862,7 +863,8 @@ sdk_status sim_graph_is_capturing(void* ctx, sdk_stream_t stream, int32_t* captu
 }
 
 const sdk_graph_extension kGraphExtension = {
-    {sizeof(sdk_graph_extension), SDK_GRAPH_EXTENSION_NAME, SDK_GRAPH_EXTENSION_VERSION, 0, nullptr},
+    {sizeof(sdk_graph_extension), SDK_GRAPH_EXTENSION_NAME, SDK_GRAPH_EXTENSION_VERSION, 0,
+     &kCollectivesExtension.base},  // "sdk.collectives": SimCollectives.cpp
     &sim_graph_capture_begin, &sim_graph_capture_end, &sim_graph_instantiate, &sim_graph_launch,
     &sim_graph_destroy, &sim_graph_is_capturing,
 };
@@ -882,6 +884,24 @@ const sdk_device_api kApi = {
     SDK_DEVICE_API_SLOTS(SIM_SLOT_)
 #undef SIM_SLOT_
 };
+
+}  // namespace
+
+// ---- shared with SimCollectives.cpp (SimCollectives.h) ----
+bool context_is_valid(const void* ctx) { return valid_context(ctx); }
+bool simulator_started() { return ensure_initialized(); }
+int stream_device(sdk_stream_t stream) {
+  SimStream* s = as_stream(stream);
+  return s ? s->device : -1;
+}
+int device_count() { return g_num_devices; }
+bool device_is_lost(int device) {
+  SimDevice* d = device_or_null(device);
+  return d != nullptr && d->lost();
+}
+sdk_status record_call_error(sdk_status status, std::string message) { return fail(status, std::move(message)); }
+
+namespace {
 
 // ---- built-in kernels ----
 struct SleepArgs {

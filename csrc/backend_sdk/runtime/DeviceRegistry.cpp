@@ -16,6 +16,7 @@
 #include <backend_sdk/runtime/CachingAllocator.h>
 #include <backend_sdk/runtime/DeviceGraphExtension.h>
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
+#include <backend_sdk/runtime/detail/DeviceCollectives.h>
 #include <backend_sdk/runtime/detail/DeviceApiV1.h>
 
 namespace sdk::runtime {
@@ -199,6 +200,7 @@ std::vector<AttachedExtension> validate_extension_chain(const sdk_device_extensi
                           g->is_capturing,
                       "attach_device: extension '", name, "' of '", source, "' leaves one of its functions NULL");
     }
+    if (name == SDK_COLLECTIVES_EXTENSION_NAME) detail::validate_collectives_extension(e, source);  // issue 21
     out.push_back({std::move(name), e->version, e});
   }
   return out;

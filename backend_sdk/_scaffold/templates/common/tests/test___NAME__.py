@@ -75,3 +75,15 @@ def test_errors_are_the_cpus():
     a = sdk.ones(2, 3, device="__NAME__")
     with pytest.raises(ValueError, match="must match the size"):
         a + sdk.ones(4, device="__NAME__")
+
+
+def test_collectives_extension_when_the_device_offers_it():
+    """A device with the "sdk.collectives" extension gets the process-group backend "__NAME__:__NAME__ccl"."""
+    from backend_sdk import _runtime
+    from backend_sdk.distributed import Backend
+    from backend_sdk.distributed._ccl_backend import register_device_backends
+
+    if "sdk.collectives" not in _runtime.device_extensions("__NAME__"):
+        pytest.skip("no collectives on this device: backend_sdk.distributed stages its tensors through host memory")
+    assert register_device_backends()["__NAME__"] == "__NAME__ccl"
+    assert Backend.default_device_backend_map["__NAME__"] == "__NAME__ccl"

@@ -7,7 +7,10 @@
 // comments in runtime/DeviceApi.h say what each entry must do.
 #include <dlfcn.h>
 
+#include <cstring>
+
 #include <backend_sdk/runtime/DeviceApi.h>
+#include <backend_sdk/runtime/DeviceCollectivesExtension.h>
 
 namespace {
 
@@ -103,6 +106,61 @@ sdk_status dev_event_elapsed_time(void* ctx, float* ms, sdk_event_t start, sdk_e
 
 #undef SIM
 
+// ---- collectives: the optional "sdk.collectives" extension (runtime/DeviceCollectivesExtension.h) ----
+// Your collective library (your NCCL) plugs in here: communicators from a unique id, then all_reduce,
+// all_gather, reduce_scatter, broadcast, send and recv enqueued on a stream. With it, backend_sdk.distributed
+// gets the process-group backend "__NAME__:<backend_name>" with no Python code. Until then every call
+// delegates to the simulator's simccl, found in its extension chain. Delete the extension (and its link in
+// make_api) if the device has no collectives: the SDK then stages device tensors through host memory.
+const sdk_collectives_extension* sim_ccl(void* ctx) {
+  if (!ctx_of(ctx)->sim) return nullptr;
+  for (auto* e = ctx_of(ctx)->sim->extension_start; e != nullptr; e = e->next)
+    if (std::strcmp(e->name, SDK_COLLECTIVES_EXTENSION_NAME) == 0) return reinterpret_cast<const sdk_collectives_extension*>(e);
+  return nullptr;
+}
+#define CCL(ctx, fn, ...) \
+  (sim_ccl(ctx) ? sim_ccl(ctx)->fn(ctx_of(ctx)->sim_context, __VA_ARGS__) : SDK_ERROR_NOT_SUPPORTED)
+sdk_status ccl_get_unique_id(void* ctx, sdk_ccl_unique_id* id) { return CCL(ctx, get_unique_id, id); }  // REAL LIBRARY CALL GOES HERE
+sdk_status ccl_comm_init_rank(void* ctx, sdk_ccl_comm_t* comm, int32_t device, const sdk_ccl_unique_id* id, int32_t nranks,
+                              int32_t rank, const sdk_ccl_fabric* fabric) {
+  // REAL LIBRARY CALL GOES HERE (a library with its own interconnect ignores the SDK's fabric)
+  return CCL(ctx, comm_init_rank, comm, device, id, nranks, rank, fabric);
+}
+sdk_status ccl_comm_destroy(void* ctx, sdk_ccl_comm_t comm) { return CCL(ctx, comm_destroy, comm); }  // REAL LIBRARY CALL GOES HERE
+sdk_status ccl_all_reduce(void* ctx, const void* send, void* recv, size_t count, int32_t dtype, sdk_ccl_op op,
+                          sdk_ccl_comm_t comm, sdk_stream_t stream) {
+  return CCL(ctx, all_reduce, send, recv, count, dtype, op, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+sdk_status ccl_all_gather(void* ctx, const void* send, void* recv, size_t count, int32_t dtype, sdk_ccl_comm_t comm,
+                          sdk_stream_t stream) {
+  return CCL(ctx, all_gather, send, recv, count, dtype, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+sdk_status ccl_reduce_scatter(void* ctx, const void* send, void* recv, size_t count, int32_t dtype, sdk_ccl_op op,
+                              sdk_ccl_comm_t comm, sdk_stream_t stream) {
+  return CCL(ctx, reduce_scatter, send, recv, count, dtype, op, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+sdk_status ccl_broadcast(void* ctx, const void* send, void* recv, size_t count, int32_t dtype, int32_t root,
+                         sdk_ccl_comm_t comm, sdk_stream_t stream) {
+  return CCL(ctx, broadcast, send, recv, count, dtype, root, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+sdk_status ccl_send(void* ctx, const void* buf, size_t count, int32_t dtype, int32_t peer, sdk_ccl_comm_t comm,
+                    sdk_stream_t stream) {
+  return CCL(ctx, send, buf, count, dtype, peer, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+sdk_status ccl_recv(void* ctx, void* buf, size_t count, int32_t dtype, int32_t peer, sdk_ccl_comm_t comm,
+                    sdk_stream_t stream) {
+  return CCL(ctx, recv, buf, count, dtype, peer, comm, stream);  // REAL LIBRARY CALL GOES HERE
+}
+#undef CCL
+
+// The extension struct: size and version first, the backend's name, then the functions (only ever appended).
+const sdk_collectives_extension kCollectives = {
+    {sizeof(sdk_collectives_extension), SDK_COLLECTIVES_EXTENSION_NAME, SDK_COLLECTIVES_EXTENSION_VERSION, 0, nullptr},
+    "__NAME__ccl",  // the process-group backend: "__NAME__:__NAME__ccl"
+    &ccl_get_unique_id, &ccl_comm_init_rank, &ccl_comm_destroy, &ccl_all_reduce, &ccl_all_gather,
+    &ccl_reduce_scatter, &ccl_broadcast, &ccl_send, &ccl_recv,
+};
+
 const char* dev_get_error_string(void* ctx, sdk_status status) {  // REAL DRIVER CALL GOES HERE
   return ctx_of(ctx)->sim ? ctx_of(ctx)->sim->get_error_string(ctx_of(ctx)->sim_context, status)
                           : "__NAME__: the simulator is not loaded";
@@ -120,7 +178,7 @@ sdk_device_api make_api() {
   api.struct_size = sizeof(sdk_device_api);
   api.major_version = SDK_DEVICE_API_MAJOR;
   api.minor_version = SDK_DEVICE_API_MINOR;
-  api.extension_start = nullptr;  // optional features (Note [Device API extensions]): none yet
+  api.extension_start = &kCollectives.base;  // optional features (Note [Device API extensions]): collectives
 #define SET_SLOT(name, ret, params, presence, minor) api.name = &dev_##name;
   SDK_DEVICE_API_SLOTS(SET_SLOT)
 #undef SET_SLOT
