@@ -437,3 +437,22 @@ def test_pyaccel_python_backend_autocasts():
         print("ok")
     """)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_a_backend_replaces_an_entry_at_its_autocast_key():
+    """A vendor's kernel at its Autocast key replaces the SDK's entry; closing it brings the entry back."""
+    x = rand(4, 4, device="accel")
+    lib = library.Library("aten", "IMPL")
+    try:
+        def fp32_mm(keyset, a, b):
+            with _C._ExcludeDispatchKeyGuard(_C.DispatchKeySet(_C.DispatchKey.AutocastFunctionality)):
+                return aten.mm.default(a.float(), b.float())
+
+        with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
+            lib.impl("mm", fp32_mm, "AutocastAccel", with_keyset=True)
+        with sdk.autocast("accel"):
+            assert sdk.mm(x, x).dtype == sdk.float32
+    finally:
+        lib._destroy()
+    with sdk.autocast("accel"):
+        assert sdk.mm(x, x).dtype == sdk.float16
