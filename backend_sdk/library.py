@@ -728,7 +728,7 @@ def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *, lib: Li
     region of ``device_type`` its floating inputs of that device type are cast to ``cast_inputs`` and it runs
     with autocast disabled (Note [Custom op autocast])."""
     if not isinstance(op, (str, _C.OpOverload)):
-        raise ValueError(f"register_autocast(op): got unexpected type for op: {type(op)}")
+        raise ValueError(f"register_autocast({op}): got unexpected type for op: {type(op)}")
     key, device_type = _autocast_key(device_type)
     if isinstance(op, CustomOpDef):
         return op.register_autocast(device_type, cast_inputs)

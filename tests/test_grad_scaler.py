@@ -237,3 +237,14 @@ def test_an_fp16_training_loop_with_autocast_and_grad_scaler(device):
     skipped = sum(a == b for a, b in zip(amp_losses, amp_losses[1:]))
     assert 1 <= skipped <= 4
     assert 2.0**16 < amp_scale <= 2.0**20
+
+
+def test_the_amp_operators_run_on_meta_tensors():
+    """CompositeExplicitAutograd: meta (and fake) tensors go through the same composition."""
+    grads = [sdk.empty(3, device="meta"), sdk.empty(2, 2, device="meta")]
+    found, inv = sdk.empty((), device="meta"), sdk.empty((), device="meta")
+    aten._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
+    scale = sdk.empty((), device="meta")
+    tracker = sdk.empty((), dtype=sdk.int32, device="meta")
+    out = aten._amp_update_scale_(scale, tracker, found, 2.0, 0.5, 10)
+    assert out.device.type == "meta" and out.shape == () and tracker.dtype == sdk.int32

@@ -114,9 +114,9 @@ class autocast:
                 enabled = False
         self._enabled = enabled
 
-    def __enter__(self) -> "autocast":
+    def __enter__(self) -> None:  # PyTorch's returns None too
         if self.device == _CUDA:
-            return self
+            return
         self.prev_cache_enabled = _C.is_autocast_cache_enabled()
         self.prev = _C.is_autocast_enabled(self.device)
         self.prev_fastdtype = _C.get_autocast_dtype(self.device)
@@ -124,7 +124,6 @@ class autocast:
         _C.set_autocast_dtype(self.device, self.fast_dtype)
         _C.autocast_increment_nesting()
         _C.set_autocast_cache_enabled(self._cache_enabled)
-        return self
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
         if self.device == _CUDA:
