@@ -248,3 +248,27 @@ def test_the_amp_operators_run_on_meta_tensors():
     tracker = sdk.empty((), dtype=sdk.int32, device="meta")
     out = aten._amp_update_scale_(scale, tracker, found, 2.0, 0.5, 10)
     assert out.device.type == "meta" and out.shape == () and tracker.dtype == sdk.int32
+
+
+def test_grad_scaler_on_the_python_backend():
+    from test_python_backend import run_python
+
+    proc = run_python("""
+        import backend_sdk as sdk
+        import pyaccel
+        model = sdk.nn.Linear(3, 1).to("pyaccel")
+        opt = sdk.optim.SGD(model.parameters(), lr=0.1)
+        scaler = sdk.amp.GradScaler("pyaccel", init_scale=8.0, growth_interval=1)
+        x = sdk.ones(2, 3).to("pyaccel")
+        scaler.scale(model(x).sum()).backward()
+        g = model.weight.grad.cpu(); g[0, 0] = float("inf"); model.weight.grad.copy_(g.to("pyaccel"))
+        before = model.weight.detach().cpu().tolist()
+        scaler.step(opt); scaler.update()
+        assert model.weight.detach().cpu().tolist() == before and scaler.get_scale() == 4.0
+        opt.zero_grad()
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt); scaler.update()
+        assert model.weight.detach().cpu().tolist() != before and scaler.get_scale() == 8.0
+        print("ok")
+    """)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
