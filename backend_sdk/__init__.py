@@ -160,3 +160,15 @@ from ._tags import Tag, _install as _install_tags  # noqa: E402
 
 _install_tags()
 from . import testing, types  # noqa: E402,F401
+
+# Autocast and GradScaler (issue 19; docs/autocast.md): backend_sdk.autocast, backend_sdk.amp and torch's state functions.
+from . import amp  # noqa: E402
+from .amp import autocast  # noqa: E402
+from ._autocast import (  # noqa: E402
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
+    is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
+    set_autocast_enabled)
+
+__all__ += ["amp", "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+            "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
+            "set_autocast_dtype", "set_autocast_enabled"]

@@ -22,6 +22,7 @@ __all__ = [
     "impl",
     "infer_schema",
     "opcheck",
+    "register_autocast",
     "register_autograd",
     "register_fake",
     "register_kernel",
@@ -680,3 +681,65 @@ def opcheck(op: Any, args: tuple | list, kwargs: dict | None = None, *, test_uti
 
     return _opcheck(op, args, kwargs, test_utils=DEFAULT_TEST_UTILS if test_utils is None else test_utils,
                     raise_exception=raise_exception, atol=atol, rtol=rtol)
+
+
+# Note [Custom op autocast]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# register_autocast(op, device_type, cast_inputs) registers, as PyTorch 2.13's, a Python kernel at the
+# device type's Autocast key that casts the call's floating tensors of that device type to cast_inputs
+# and calls the operator again with the Autocast functionality excluded. The Autocast functionality is
+# on whenever any device type's autocast is (Note [Autocast], csrc/backend_sdk/ops/Autocast.cpp), so the
+# kernel first checks its own device type and otherwise redispatches below Autocast unchanged.
+# device_type: "cpu", a privateuse backend's name ("accel"), or "cuda" (recorded, never dispatched:
+# Note [Registrations for absent backends]); anything else is PyTorch's ValueError.
+def _autocast_key(device_type: Any) -> tuple[str, str]:
+    """(the Autocast dispatch key name, the device type) for register_autocast's device_type."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if device_type == "cuda":
+        return "AutocastCUDA", device_type
+    try:
+        dense = _C._dispatch_key_name(device_type)
+    except ValueError:
+        dense = None
+    if dense is None or device_type == "meta" or dense == "Meta":
+        raise ValueError(f"Unknown device type: {device_type}")
+    return f"Autocast{dense}", device_type
+
+
+def _make_autocast_kernel(qualname: str, device_type: str, cast_inputs: Any) -> Callable:
+    from .amp.autocast_mode import _cast
+
+    op = _C._get_op_overload(qualname)
+    excluded = _C.DispatchKeySet(_C.DispatchKey.AutocastFunctionality)
+
+    def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _C.is_autocast_enabled(device_type):
+            return _C._redispatch(qualname, keyset.keys_after("AutocastCPU"), *args, **kwargs)
+        assert len(kwargs) == 0, "Custom ops do not support kwargs yet."
+        with _C._ExcludeDispatchKeyGuard(excluded):
+            return op(*_cast(args, device_type, cast_inputs))
+
+    return kernel
+
+
+def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *, lib: Library | None = None) -> None:
+    """Registers autocast for a custom operator, as ``torch.library.register_autocast``: inside an autocast
+    region of ``device_type`` its floating inputs of that device type are cast to ``cast_inputs`` and it runs
+    with autocast disabled (Note [Custom op autocast])."""
+    if not isinstance(op, (str, _C.OpOverload)):
+        raise ValueError(f"register_autocast({op}): got unexpected type for op: {type(op)}")
+    key, device_type = _autocast_key(device_type)
+    if isinstance(op, CustomOpDef):
+        return op.register_autocast(device_type, cast_inputs)
+    qualname = _qualname(op, "register_autocast")
+    base = qualname[: -len(".default")] if qualname.endswith(".default") else qualname
+    from ._library.custom_ops import _custom_ops
+
+    if base in _custom_ops:
+        return _custom_ops[base].register_autocast(device_type, cast_inputs)
+    ns, name = qualname.split("::", 1)
+    if lib is None:
+        lib = Library(ns, "FRAGMENT")
+        _keep_alive.append(lib)
+    lib.impl(name, _make_autocast_kernel(qualname, device_type, cast_inputs), key, with_keyset=True)

@@ -28,6 +28,9 @@ NOT_COVERED: dict[str, str] = {
     "aten::_local_scalar_dense": "reads data (Tensor.item()); Meta raises by design -- tests/test_tensor.py",
     "aten::_index_put_impl_": "internal implementation of index_put_ (covered through index_put_)",
     "aten::empty.memory_format": "values undefined; covered by the `empty` OpInfo's metadata only",
+    "aten::_amp_foreach_non_finite_check_and_unscale_": "GradScaler's: mutates a Tensor[] and a flag; "
+                                                         "tests/test_grad_scaler.py (cpu, accel, meta)",
+    "aten::_amp_update_scale_": "GradScaler's: mutates the scale and tracker; tests/test_grad_scaler.py",
 }
 
 

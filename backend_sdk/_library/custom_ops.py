@@ -371,6 +371,20 @@ class CustomOpDef(_C.OpOverload):
         lib._impl_library("BackendSelect").impl(self._name, "BackendSelect", backend_select, True)
         self._bs_lib = lib
 
+    def register_autocast(self, device_type: str, cast_inputs: Any) -> None:
+        """Autocast for this operator on ``device_type`` (torch's CustomOpDef.register_autocast): in an autocast
+        region its floating inputs are cast to ``cast_inputs`` and it runs with autocast off
+        (Note [Custom op autocast], backend_sdk/library.py). A second call for a device type replaces the first."""
+        from ..library import Library, _autocast_key, _make_autocast_kernel
+
+        key, device_type = _autocast_key(device_type)
+        old = self._kernel_libs.pop(key, None)
+        if old is not None:
+            old._destroy()
+        lib = Library(self._namespace, "FRAGMENT")
+        lib.impl(self._name, _make_autocast_kernel(self._qualname, device_type, cast_inputs), key, with_keyset=True)
+        self._kernel_libs[key] = lib
+
     def register_kernel(self, device_types: str | Sequence[str], fn: Callable | None = None, /) -> Callable:
         """Registers fn as this operator's kernel for the device types ("cpu", "accel", "Meta", ...).
 

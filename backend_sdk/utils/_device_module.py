@@ -37,6 +37,7 @@ __all__ = [
     "is_current_stream_capturing", "utilization", "memory_usage", "ExternalStream",
     "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
     "get_rng_state_all", "set_rng_state_all", "get_amp_supported_dtype",
+    "amp",
 ]
 
 _initialized = False
@@ -584,6 +585,51 @@ def set_rng_state_all(new_states: list[Any]) -> None:
 def get_amp_supported_dtype() -> list[_C.dtype]:
     """The dtypes autocast may use on this backend."""
     return [_C.float16, _C.bfloat16]
+
+
+class _AmpModule:
+    """``<backend>.amp``: ``autocast`` and ``GradScaler`` bound to this backend (``torch.cuda.amp``'s path).
+
+    As ``torch.cuda.amp``'s, both are deprecated spellings: they warn (FutureWarning) and are
+    ``backend_sdk.amp.autocast(<backend>, ...)`` / ``backend_sdk.amp.GradScaler(<backend>, ...)``.
+    """
+
+    def __init__(self) -> None:
+        from backend_sdk import amp as _amp
+
+        class autocast(_amp.autocast):
+            """``backend_sdk.amp.autocast(<backend>, ...)`` (deprecated spelling, as torch.cuda.amp.autocast)."""
+
+            def __init__(self, enabled: bool = True, dtype: Optional[_C.dtype] = None,
+                         cache_enabled: bool = True) -> None:
+                import warnings
+
+                backend = _BACKEND  # read at call time: the generator sets it after this file ran
+                warnings.warn(f"`backend_sdk.{backend}.amp.autocast(args...)` is deprecated. Please use "
+                              f"`backend_sdk.amp.autocast('{backend}', args...)` instead.", FutureWarning, stacklevel=2)
+                super().__init__(backend, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+        class GradScaler(_amp.GradScaler):
+            """``backend_sdk.amp.GradScaler(<backend>, ...)`` (deprecated spelling, as torch.cuda.amp.GradScaler)."""
+
+            def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                         backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
+                import warnings
+
+                backend = _BACKEND
+                warnings.warn(f"`backend_sdk.{backend}.amp.GradScaler(args...)` is deprecated. Please use "
+                              f"`backend_sdk.amp.GradScaler('{backend}', args...)` instead.", FutureWarning,
+                              stacklevel=2)
+                super().__init__(backend, init_scale=init_scale, growth_factor=growth_factor,
+                                 backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+
+        self.autocast = autocast
+        self.GradScaler = GradScaler
+        self.custom_fwd = _amp.custom_fwd
+        self.custom_bwd = _amp.custom_bwd
+
+
+amp = _AmpModule()
 
 
 class _MemoryModule:

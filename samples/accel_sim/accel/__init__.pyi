@@ -22,7 +22,7 @@ from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_str
 from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
 _DeviceArg = Union[int, str, '_C.device', None]
-__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'ExternalStream', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype']
+__all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'ExternalStream', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype', 'amp']
 _initialized = False
 
 def _index(device: _DeviceArg) -> int:
@@ -345,6 +345,17 @@ def set_rng_state_all(new_states: list[Any]) -> None:
 def get_amp_supported_dtype() -> list[_C.dtype]:
     """The dtypes autocast may use on this backend."""
     ...
+
+class _AmpModule:
+    """``<backend>.amp``: ``autocast`` and ``GradScaler`` bound to this backend (``torch.cuda.amp``'s path).
+
+    As ``torch.cuda.amp``'s, both are deprecated spellings: they warn (FutureWarning) and are
+    ``backend_sdk.amp.autocast(<backend>, ...)`` / ``backend_sdk.amp.GradScaler(<backend>, ...)``.
+    """
+
+    def __init__(self) -> None:
+        ...
+amp = _AmpModule()
 
 class _MemoryModule:
     """``<backend>.memory``: the memory functions under ``torch.cuda.memory``'s path (with ``_snapshot`` and
