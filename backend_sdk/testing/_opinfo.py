@@ -688,6 +688,15 @@ def _ref_std(x: np.ndarray, dim: Any = None, correction: Any = None, keepdim: bo
     return np.sqrt(_ref_var(x, dim, correction, keepdim))
 
 
+def _ref_moments(spread: Callable) -> Callable:
+    """var_mean / std_mean: (spread, mean) over the same dims."""
+    mean = _ref_reduce(np.mean)
+
+    def ref(x: np.ndarray, dim: Any = None, correction: Any = None, keepdim: bool = False) -> Any:
+        return spread(x, dim=dim, correction=correction, keepdim=keepdim), mean(x, dim=dim, keepdim=keepdim)
+    return ref
+
+
 def _ref_minmax_dim(fn: Callable, argfn: Callable) -> Callable:
     def ref(x: np.ndarray, dim: Any = None, keepdim: bool = False) -> Any:
         if dim is None:
@@ -835,6 +844,12 @@ def _make_reduction_ops() -> list[OpInfo]:
                category="reduction"),
         OpInfo("std", _reduction_samples(extra=({}, {"correction": 0})), _ovl("std", ".correction"),
                F, _ref_std, ("functional", "method"), True, red_tol, red_rtol, result_dtype=_rt_same,
+               category="reduction"),
+        OpInfo("var_mean", _reduction_samples(extra=({}, {"correction": 0}, {"correction": 2})),
+               _ovl("var_mean", ".correction", ".dim"), F, _ref_moments(_ref_var), ("functional",), True, red_tol,
+               red_rtol, result_dtype=_rt_same, category="reduction"),
+        OpInfo("std_mean", _reduction_samples(extra=({}, {"correction": 0})), _ovl("std_mean", ".correction", ".dim"),
+               F, _ref_moments(_ref_std), ("functional",), True, red_tol, red_rtol, result_dtype=_rt_same,
                category="reduction"),
         OpInfo("all", _reduction_samples(tuple_dims=False), _ovl("all", "", ".dim"), ALL_DTYPES,
                _ref_reduce(np.all), ("functional", "method"), result_dtype=_rt_allany, category="reduction"),

@@ -347,7 +347,7 @@ std::tuple<Tensor, Tensor> moments_correction(const Tensor& self, std::optional<
                                               const std::optional<Scalar>& correction, bool keepdim) {
   SDK_CX_OP(kStd ? "aten::std.correction" : "aten::var.correction",
             T(CT, std::optional<IntArrayRef>, const std::optional<Scalar>&, bool));
-  SDK_CHECK(is_floating_type(self.dtype()), kStd ? "std_mean" : "var_mean",
+  SDK_CHECK_TYPE(is_floating_type(self.dtype()), kStd ? "std_mean" : "var_mean",
             " only support floating point and complex dtypes");
   static const auto mean_op = typed<T(CT, std::optional<IntArrayRef>, bool, std::optional<ScalarType>)>("aten::mean.dim");
   return {op.call(self, dim, correction, keepdim), mean_op.call(self, dim, keepdim, std::nullopt)};
