@@ -196,6 +196,9 @@ typedef struct sdk_device_properties {
  *  - "sdk.graph"  (runtime/DeviceGraphExtension.h): stream capture and
  *    replay (issue 15, Note [Device graph extension]); device_sim
  *    implements it, runtime/Graph.h is the SDK's face.
+ *  - "sdk.stats"  (runtime/DeviceStatsExtension.h): kernel and memory
+ *    activity over a sample period, for <backend>.utilization() and
+ *    memory_usage() (Note [Device stats extension]); device_sim implements it.
  * To add one (collectives for issue 21 as "sdk.collectives"): write runtime/Device<Name>Extension.h with a
  * struct beginning with sdk_device_extension_base, a NAME macro, a version
  * macro and the size of each version (offsetof the end of its last field);
