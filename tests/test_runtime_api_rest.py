@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import pickle
+from typing import Any
 
 import pytest
 
@@ -109,14 +110,13 @@ def _frames_name(frames: list[dict]) -> list[str]:
     return [f["name"] for f in frames]
 
 
-def test_record_memory_history_records_python_frames(tmp_path):
-    """Note [Allocation history]: frames as PyTorch's snapshot has them ({filename, line, name}, innermost first)
-    on alloc and free events (context="all") and on live blocks."""
+def _history_of_one_allocation(n: int, **history: Any) -> tuple[dict, dict, dict]:
+    """Records the history while one tensor of n bytes is allocated (from _allocate_here) and freed: its alloc
+    and free_completed events and its block in the snapshot taken while it lived."""
     gc.collect()
-    accel.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000,
-                                        clear_history=True)
+    accel.memory._record_memory_history(max_entries=1000, clear_history=True, **history)
     try:
-        x = _allocate_here(5000)
+        x = _allocate_here(n)
         addr = x.data_ptr()
         snap = accel.memory._snapshot()
         del x
@@ -126,6 +126,14 @@ def test_record_memory_history_records_python_frames(tmp_path):
         accel.memory._record_memory_history(enabled=None, clear_history=True)
     alloc = [e for e in trace if e["action"] == "alloc" and e["addr"] == addr][-1]
     free = [e for e in trace if e["action"] == "free_completed" and e["addr"] == addr][-1]
+    block = [b for seg in snap["segments"] for b in seg["blocks"] if b["address"] == addr][0]
+    return alloc, free, block
+
+
+def test_record_memory_history_records_python_frames():
+    """Note [Allocation history]: frames as PyTorch's snapshot has them ({filename, line, name}, innermost first)
+    on alloc and free events (context="all") and on live blocks."""
+    alloc, free, block = _history_of_one_allocation(5000, enabled="all", context="all", stacks="python")
     frames = alloc["frames"]
     assert frames and all(set(f) == {"filename", "line", "name"} for f in frames)
     names = _frames_name(frames)
@@ -133,31 +141,15 @@ def test_record_memory_history_records_python_frames(tmp_path):
     here = frames[names.index("_allocate_here")]
     assert here["filename"] == __file__ and here["line"] == _allocate_here.__code__.co_firstlineno + 1
     assert "test_record_memory_history_records_python_frames" in _frames_name(free["frames"])
-    block = [b for seg in snap["segments"] for b in seg["blocks"] if b["address"] == addr][0]
     assert block["state"] == "active_allocated" and "_allocate_here" in _frames_name(block["frames"])
-    path = tmp_path / "snap.pickle"
-    accel.memory._dump_snapshot(str(path))  # picklable as PyTorch's viz reads it
-    pickle.loads(path.read_bytes())
+    assert pickle.loads(pickle.dumps([alloc, free, block])) == [alloc, free, block]  # plain data, as _dump_snapshot
 
 
 @pytest.mark.parametrize("context, on_alloc, on_free, on_block", [
     ("state", False, False, True), ("alloc", True, False, True), (None, False, False, False),
 ])
 def test_record_memory_history_context_levels(context, on_alloc, on_free, on_block):
-    gc.collect()
-    accel.memory._record_memory_history(context=context, max_entries=1000, clear_history=True)
-    try:
-        x = _allocate_here(6000)
-        addr = x.data_ptr()
-        snap = accel.memory._snapshot()
-        del x
-        gc.collect()
-        trace = accel.memory._snapshot()["device_traces"][accel.current_device()]
-    finally:
-        accel.memory._record_memory_history(enabled=None, clear_history=True)
-    alloc = [e for e in trace if e["action"] == "alloc" and e["addr"] == addr][-1]
-    free = [e for e in trace if e["action"] == "free_completed" and e["addr"] == addr][-1]
-    block = [b for seg in snap["segments"] for b in seg["blocks"] if b["address"] == addr][0]
+    alloc, free, block = _history_of_one_allocation(6000, context=context)
     assert bool(alloc["frames"]) == on_alloc and bool(free["frames"]) == on_free
     assert bool(block["frames"]) == on_block
     with pytest.raises(ValueError, match="context must be"):

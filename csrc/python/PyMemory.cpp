@@ -154,7 +154,11 @@ py::list frames_list(const runtime::HistoryFrames& frames) {
 // finalizer runs in the middle of an allocation.
 constexpr int kMaxHistoryFrames = 128;
 runtime::HistoryFrames gather_python_frames() {
-  if (!Py_IsInitialized() || !PyGILState_Check()) return nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (!Py_IsInitialized() || Py_IsFinalizing() || !PyGILState_Check()) return nullptr;
+#else
+  if (!Py_IsInitialized() || _Py_IsFinalizing() || !PyGILState_Check()) return nullptr;
+#endif
   PyObject* error_type = nullptr;
   PyObject* error_value = nullptr;
   PyObject* error_tb = nullptr;

@@ -1,7 +1,7 @@
 // backend_sdk._C._runtime: the device runtime's Python face. This file makes
 // the module, installs the runtime's hooks and holds what the per-concept files
 // share; the bindings live one concept per file: PyDevices.cpp (devices, the
-// contract, extensions, trace, activity), PyStreams.cpp (streams and events),
+// contract, extensions, trace, activity), PyStreams.cpp (streams), PyEvents.cpp (events),
 // PyGraphs.cpp (graph capture), PyMemory.cpp (caching and pinned allocators,
 // raw copies, snapshots). backend_sdk/_runtime.py wraps it with typed,
 // documented functions; the generated device modules build on that.
@@ -29,10 +29,6 @@
 #include <backend_sdk/runtime/CachingAllocator.h>
 #include <backend_sdk/runtime/DeviceGuard.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
-#include <backend_sdk/runtime/DeviceTrace.h>
-#include <backend_sdk/runtime/DeviceTraceExtension.h>
-#include <backend_sdk/runtime/Event.h>
-#include <backend_sdk/runtime/HostAllocator.h>
 #include <backend_sdk/runtime/Stream.h>
 #include <backend_sdk/tensor/Tensor.h>
 #include <backend_sdk/tensor/TensorImpl.h>
@@ -152,7 +148,8 @@ void init_runtime(py::module_& parent) {
       },
       py::arg("backend"), "Registers the SDK's boxed CPU fallback (Note [CPU fallback]) as the backend's fallback.");
 
-  init_runtime_streams(m);  // PyStreams.cpp: Stream, Event, current/default stream
+  init_runtime_streams(m);  // PyStreams.cpp: Stream, current/default stream
+  init_runtime_events(m);   // PyEvents.cpp: Event
   init_runtime_graphs(m);   // PyGraphs.cpp: graph capture and replay
   init_runtime_memory(m);   // PyMemory.cpp: allocators, raw copies, snapshots, allocation history
 

@@ -33,8 +33,11 @@ void init_runtime_devices(pybind11::module_& m);
 // (PyMemory.cpp).
 void init_runtime_memory(pybind11::module_& m);
 
-// Registers Stream, Event, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
+// Registers Stream, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
 void init_runtime_streams(pybind11::module_& m);
+
+// Registers Event on `m` (PyEvents.cpp).
+void init_runtime_events(pybind11::module_& m);
 
 // Registers _Graph and the capture queries on `m` (PyGraphs.cpp).
 void init_runtime_graphs(pybind11::module_& m);
