@@ -706,9 +706,10 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
 // line, name; innermost first, as PyTorch's snapshot) when that thread holds
 // the GIL, and returns nothing otherwise (a device worker, a thread that
 // released the GIL to wait). It never takes the GIL, so it cannot deadlock
-// with a thread that holds the GIL and waits for this lock; and running it
-// outside the lock lets Python's GC, which creating frame objects may
-// trigger, free tensors into this cache. One relaxed load per malloc/free
+// with a thread that holds the GIL and waits for this lock. It runs outside
+// the lock because creating frame objects allocates Python objects, which may
+// run the GC and its finalizers, which may free tensors into this very cache
+// (the bindings' gatherer also pauses the GC). One relaxed load per malloc/free
 // while no context is set. A stack is shared (shared_ptr) by the block and
 // its events; C++ frames are not recorded (stacks="all" gives Python's).
 namespace {
