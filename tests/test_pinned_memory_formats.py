@@ -246,3 +246,15 @@ def test_storage_slices_share_bytes_and_set_views_them():
         sdk.empty(0).set_(sdk.UntypedStorage(8), 0, (4,))
     with pytest.raises(IndexError, match="out of range"):
         sdk._C._storage_slice(x, 0, 100)
+
+
+def test_randint_and_normal_take_requires_grad_as_pytorch():
+    """PyTorch's factory overloads of randint/normal take requires_grad= (the aten schemas do not)."""
+    assert {"rand", "randn", "randint", "normal"} <= set(sdk.__all__)
+    x = sdk.normal(0.0, 1.0, (3,), requires_grad=True, device="accel")
+    assert x.requires_grad and x.is_leaf and x.device == sdk.device("accel:0")
+    assert not sdk.normal(sdk.zeros(2), 1.0).requires_grad  # the Tensor overloads keep working
+    r = sdk.randint(0, 5, (4,), requires_grad=False, device="accel")
+    assert r.dtype == sdk.int64 and 0 <= int(r.min().item()) and int(r.max().item()) < 5
+    with pytest.raises(RuntimeError, match="floating point and complex dtype can require gradients"):
+        sdk.randint(0, 5, (2,), requires_grad=True)
