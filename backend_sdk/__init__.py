@@ -30,6 +30,7 @@ from ._factories import (
     allclose, arange, empty, empty_like, empty_strided, from_dlpack, from_numpy, frombuffer, full, full_like, ones,
     ones_like, rand, randn, tensor, zeros, zeros_like,
 )
+from ._factories import normal, randint
 from ._ops import ops
 from ._C import Generator
 from ._size import Size
@@ -141,7 +142,7 @@ __all__ = [
     "layout", "strided", "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # factories
     "arange", "empty", "empty_like", "empty_strided", "from_dlpack", "from_numpy", "frombuffer", "full",
-    "full_like", "ones", "ones_like", "tensor", "zeros", "zeros_like",
+    "full_like", "ones", "ones_like", "tensor", "zeros", "zeros_like", "rand", "randn", "randint", "normal",
     # functions and modes
     "save", "load", "is_tensor", "numel", "get_default_dtype", "set_default_dtype", "promote_types", "nonzero", "where", "norm", "trace",
     "GraphModule", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",

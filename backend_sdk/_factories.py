@@ -13,7 +13,7 @@ from ._tensor import Tensor, _contiguous_strides, _int_list
 
 __all__ = [
     "empty", "empty_strided", "zeros", "ones", "full", "arange", "tensor", "from_numpy", "from_dlpack", "frombuffer",
-    "empty_like", "zeros_like", "ones_like", "full_like", "randn", "rand", "allclose",
+    "empty_like", "zeros_like", "ones_like", "full_like", "randn", "rand", "randint", "normal", "allclose",
 ]
 
 DeviceLike = Any  # str | backend_sdk.device | int | None
@@ -495,6 +495,24 @@ def _random_factory(name: str) -> Any:
 
 randn = _random_factory("randn")
 rand = _random_factory("rand")
+
+
+def _operator_with_requires_grad(name: str) -> Any:
+    """``torch.<name>``'s Python signature over aten::<name>'s overloads: PyTorch's factory overloads also take
+    ``requires_grad=`` (Note [Factory keyword arguments]), which the schemas do not have."""
+    def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        from ._ops import ops
+
+        return _maybe_requires_grad(getattr(ops.aten, name)(*args, **kwargs), requires_grad)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = (f"``torch.{name}``: aten::{name} (any of its overloads, with their keywords), then "
+                       "``requires_grad_`` when ``requires_grad=True`` (floating results only, as PyTorch).")
+    return factory
+
+
+randint = _operator_with_requires_grad("randint")
+normal = _operator_with_requires_grad("normal")
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

@@ -36,6 +36,24 @@ class OpNamespace(types.ModuleType):
         return packet
 
 
+def _dlopen_in_group(path: str) -> tuple[Any, int, list[str]]:
+    """The one kernel-library loader (Note [Extension library groups]): dlopens ``path`` while a fresh static
+    library group is open, so the SDK_LIBRARY blocks it runs belong to that group, and returns ``(handle, group,
+    registration errors)``. On OSError the group is undone and the OSError propagates. Callers word the errors:
+    :meth:`_Ops.load_library` (PyTorch's), ``cpp_extension.load`` (its own types)."""
+    import ctypes
+
+    _C._take_static_registration_errors()  # only this library's errors below
+    _C._begin_static_library_group()
+    try:
+        handle = ctypes.CDLL(path)
+    except OSError:
+        _C._reset_static_library_group(_C._end_static_library_group())
+        raise
+    group = _C._end_static_library_group()
+    return handle, group, _C._take_static_registration_errors()
+
+
 class _Ops(types.ModuleType):
     """Namespace of namespaces: ``ops.aten``, ``ops.myops``."""
 
@@ -70,21 +88,15 @@ class _Ops(types.ModuleType):
         loaded. Loading a path again does nothing. Loaded paths are in
         ``ops.loaded_libraries``.
         """
-        import ctypes
         import os
 
         path = os.path.realpath(os.fspath(path))
         if path in self.loaded_libraries:
             return
-        _C._take_static_registration_errors()  # only this library's errors below
-        _C._begin_static_library_group()
         try:
-            handle = ctypes.CDLL(path)
+            handle, group, errors = _dlopen_in_group(path)
         except OSError as e:
-            _C._reset_static_library_group(_C._end_static_library_group())
             raise OSError(f"Could not load this library: {path}") from e  # PyTorch's words
-        group = _C._end_static_library_group()
-        errors = _C._take_static_registration_errors()
         if errors:
             # The library stays mapped (its code may be referenced); its registrations are undone
             # (Note [Extension library groups]).

@@ -419,25 +419,39 @@ def get_sync_debug_mode() -> int:
     return _C._runtime._get_sync_debug_mode()
 
 
+_HISTORY_CONTEXTS = (None, "state", "alloc", "all")
+
+
 def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all", stacks: str = "all",
                            max_entries: int = sys.maxsize, device: _DeviceArg = None, clear_history: bool = False,
                            **kwargs: Any) -> None:
-    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
-    :func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
-    history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) recording the allocator's state and events
+    for :func:`_snapshot` (``torch.cuda.memory._record_memory_history``; Note [Allocation history]).
+
+    ``enabled="all"`` keeps the last ``max_entries`` events (alloc, free_completed, segment_alloc, segment_free)
+    as the snapshot's ``device_traces``; ``"state"`` keeps only the stacks of live allocations. ``context`` says
+    which carry the Python stack (``frames``: dicts of filename, line, name, innermost first): ``"state"`` the
+    live blocks, ``"alloc"`` also alloc events, ``"all"`` also frees, None none. ``stacks``: ``"python"`` or
+    ``"all"``; both record Python frames (the SDK records no C++ frames). Stacks are taken on threads that hold
+    the GIL when they allocate or free (Python code), not on device worker threads."""
     if enabled not in (None, "all", "state"):
         raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}")
+    if context not in _HISTORY_CONTEXTS:
+        raise ValueError(f"_record_memory_history: context must be None, 'state', 'alloc' or 'all', got {context!r}")
+    if stacks not in ("python", "all"):
+        raise ValueError(f"_record_memory_history: stacks must be 'python' or 'all', got {stacks!r}")
     limit = min(int(max_entries), 1 << 40)
-    _C._runtime._record_memory_history(_BACKEND, enabled == "all", limit, bool(clear_history))
+    _C._runtime._record_memory_history(_BACKEND, enabled == "all", limit, bool(clear_history),
+                                       "" if enabled is None or context is None else context)
 
 
 def _snapshot(device: _DeviceArg = None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-    ``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
-    what :func:`_record_memory_history` kept (no stack ``frames``)."""
+    ``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces and
+    the blocks' ``frames`` are what :func:`_record_memory_history` kept."""
     segments = []
     for seg in _runtime.memory_snapshot(_BACKEND):
-        blocks = [dict(b, frames=[]) for b in seg["blocks"]]
+        blocks = [dict(b) for b in seg["blocks"]]
         segments.append({
             "device": seg["device"], "address": seg["address"], "total_size": seg["total_size"],
             "allocated_size": seg["allocated_size"], "active_size": seg["active_size"],
@@ -511,18 +525,30 @@ class graph:
             self.stream_ctx.__exit__(*exc)
 
 
+def _activity(device: _DeviceArg, what: str) -> dict[str, int]:
+    """The device's "sdk.stats" figures (Note [Device stats extension]); NotImplementedError naming the backend
+    when its device does not implement the extension."""
+    name = _name(device)
+    if not _C._runtime.has_device_stats(_BACKEND):
+        raise NotImplementedError(
+            f"{_BACKEND}.{what}: the device of backend '{_BACKEND}' ({name}, {_C._runtime.device_source(_BACKEND)}) "
+            "does not implement the 'sdk.stats' device extension, so it reports no "
+            f"{'utilization' if what == 'utilization' else 'memory usage'}")
+    return _C._runtime.device_activity(name)
+
+
 def utilization(device: _DeviceArg = None) -> int:
-    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
-    raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
-    raise NotImplementedError(f"{_BACKEND}.utilization: the device of backend '{_BACKEND}' ({_name(device)}) "
-                              "reports no utilization (the device contract has no such query)")
+    """The percent of time over the device's last sample period during which one or more kernels was executing
+    (``torch.cuda.utilization``; the device's "sdk.stats" extension, Note [Device stats extension]; device_sim's
+    period is 200 ms). ``device``: an index, a string or a device; None is the current device. Raises
+    NotImplementedError naming the backend if its device does not report activity."""
+    return int(_activity(device, "utilization")["kernel_percent"])
 
 
 def memory_usage(device: _DeviceArg = None) -> int:
-    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
-    backend, as :func:`utilization`."""
-    raise NotImplementedError(f"{_BACKEND}.memory_usage: the device of backend '{_BACKEND}' ({_name(device)}) "
-                              "reports no memory bandwidth usage (the device contract has no such query)")
+    """The percent of time over the device's last sample period during which device memory was being read or
+    written by copies and memsets (``torch.cuda.memory_usage``; "sdk.stats", as :func:`utilization`)."""
+    return int(_activity(device, "memory_usage")["memory_percent"])
 
 
 # ---- random numbers ----

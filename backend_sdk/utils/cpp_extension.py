@@ -464,16 +464,12 @@ def _load_library(name: str, path: str) -> int:
     """dlopens ``path`` as a plain library and returns the group of its SDK_LIBRARY blocks (Note
     [Extension library groups]); registration errors of those blocks are raised here (ValueError)."""
     from .. import _C
+    from .._ops import _dlopen_in_group  # the one loader; this function words its errors
 
-    _C._take_static_registration_errors()  # start from a clean slate: only this library's errors below
-    _C._begin_static_library_group()
     try:
-        handle = ctypes.CDLL(path)
+        handle, group, errors = _dlopen_in_group(path)
     except OSError as e:
-        _C._reset_static_library_group(_C._end_static_library_group())
         raise ExtensionLoadError(_load_failure_message(name, path, e)) from e
-    group = _C._end_static_library_group()
-    errors = _C._take_static_registration_errors()
     if errors:
         # Undone through the group (the library may stay mapped, Note [Extension library groups]),
         # then closed: the group is reset before the close, never after.

@@ -1,9 +1,12 @@
 // Helpers shared by the bindings of backend_sdk._C._runtime (PyRuntime.cpp:
-// devices and memory; PyStreams.cpp: streams and events). Internal to the
-// bindings, not installed.
+// the module and shared helpers; PyDevices.cpp: devices; PyStreams.cpp:
+// streams and events; PyGraphs.cpp: graphs; PyMemory.cpp: memory). Internal to
+// the bindings, not installed.
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include <backend_sdk/core/DeviceType.h>
@@ -19,8 +22,22 @@ Device parse_accel_device(pybind11::handle obj, const char* what);
 // A new reference to the Python device object of d.
 PyObject* device_obj(Device d);
 
-// Registers Stream, Event, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
+// A byte count from Python: ValueError naming `what` if negative.
+size_t checked_size(int64_t n, const char* what);
+
+// Registers device attachment, contract queries, extensions, device queries, trace and activity on `m`
+// (PyDevices.cpp).
+void init_runtime_devices(pybind11::module_& m);
+
+// Registers DeviceBuffer, raw copies, pinned memory, allocator statistics, snapshots and history on `m`
+// (PyMemory.cpp).
+void init_runtime_memory(pybind11::module_& m);
+
+// Registers Stream, current_stream, default_stream and set_stream on `m` (PyStreams.cpp).
 void init_runtime_streams(pybind11::module_& m);
+
+// Registers Event on `m` (PyEvents.cpp).
+void init_runtime_events(pybind11::module_& m);
 
 // Registers _Graph and the capture queries on `m` (PyGraphs.cpp).
 void init_runtime_graphs(pybind11::module_& m);

@@ -1,6 +1,6 @@
-// backend_sdk._C._runtime: streams and events (split out of PyRuntime.cpp).
-// backend_sdk.Stream / backend_sdk.Event (backend_sdk/_streams.py) subclass
-// these classes with PyTorch's Python API; the bindings release the GIL
+// backend_sdk._C._runtime: streams (split out of PyRuntime.cpp; events:
+// PyEvents.cpp). backend_sdk.Stream (backend_sdk/_streams.py) subclasses
+// this class with PyTorch's Python API; the bindings release the GIL
 // around every wait (Note [Blocking waits release the GIL]).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -113,29 +113,6 @@ void init_runtime_streams(py::module_& m) {
   m.def("_external_stream", [](py::handle device, uintptr_t handle) {
     return runtime::external_stream(parse_accel_device(device, "ExternalStream"), reinterpret_cast<sdk_stream_t>(handle));
   }, py::arg("device"), py::arg("handle"), "Note [External streams]: a Stream for a native handle the SDK did not create.");
-
-  // ---- events ----
-  py::class_<Event>(m, "Event", "A marker in a stream's work, for waiting, querying and timing.")
-      .def(py::init<bool, bool>(), py::arg("enable_timing") = false, py::arg("blocking") = false)
-      .def("record", [](Event& e, const Stream& s) { e.record(s); })
-      .def("query", [](const Event& e) {
-        py::gil_scoped_release nogil;
-        return e.query();
-      })
-      .def("synchronize", [](const Event& e) {
-        py::gil_scoped_release nogil;
-        e.synchronize();
-      })
-      .def("elapsed_time", [](const Event& a, const Event& b) { return a.elapsed_time(b); })
-      .def_property_readonly("enable_timing", &Event::enable_timing)
-      .def_property_readonly("blocking", &Event::blocking)
-      .def_property_readonly("was_recorded", &Event::was_recorded)
-      .def_property_readonly("device", [](const Event& e) -> py::object {
-        if (!e.is_created()) return py::none();
-        return py::reinterpret_steal<py::object>(device_obj(e.device()));
-      })
-      .def_property_readonly("native_handle", [](const Event& e) { return reinterpret_cast<uintptr_t>(e.native()); });
-
 }
 
 }  // namespace sdk::python

@@ -20,6 +20,7 @@
 #include "Handles.h"
 #include <backend_sdk/runtime/DeviceGraphExtension.h>
 #include "SimCollectives.h"
+#include <backend_sdk/runtime/DeviceStatsExtension.h>
 #include "SimDevice.h"
 #include "device_sim.h"
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
@@ -473,6 +474,9 @@ sdk_status sim_memcpy(void* ctx, void* dst, const void* src, size_t nbytes, sdk_
   if (ddev && (s = report_async_error(ddev)) != SDK_SUCCESS) return s;
   if (sdev && sdev != ddev && (s = report_async_error(sdev)) != SDK_SUCCESS) return s;
   int64_t start = now_ns();
+  // Note [Simulated activity]: a synchronous copy reads or writes the memory of each device it touches.
+  ActivityScope dst_activity(ddev ? &ddev->memory_activity() : nullptr, start);
+  ActivityScope src_activity(sdev && sdev != ddev ? &sdev->memory_activity() : nullptr, start);
   std::memmove(adst, asrc, nbytes);
   if (ddev || sdev) {
     double per_byte = g_timing.copy_ns_per_byte.load(std::memory_order_relaxed);
@@ -876,10 +880,34 @@ const sdk_trace_extension kTraceExtension = {
     &sim_trace_collect,
 };
 
+// ---- "sdk.stats" (Note [Device stats extension], Note [Simulated activity]) ----
+sdk_status sim_stats_query(void* ctx, int32_t device, sdk_device_stats* stats) {
+  SIM_ENTER(ctx);
+  SimDevice* d = device_or_null(device);
+  if (!d) return bad_device(device);
+  if (stats == nullptr || stats->struct_size < SDK_DEVICE_STATS_SIZE_1)
+    return fail(SDK_ERROR_INVALID_VALUE, "stats query: stats is NULL or its struct_size is below version 1's " +
+                                             std::to_string(SDK_DEVICE_STATS_SIZE_1) + " bytes");
+  const int64_t now = now_ns();
+  int64_t kernel_busy = 0, memory_busy = 0, kernel_period = 1, memory_period = 1;
+  d->kernel_activity().sample(now, &kernel_busy, &kernel_period);
+  d->memory_activity().sample(now, &memory_busy, &memory_period);
+  // Version 1's fields (the caller's struct is at least that big; later fields only where both structs have them).
+  stats->sample_period_ns = static_cast<uint64_t>(kernel_period);
+  stats->kernel_percent = static_cast<uint32_t>(kernel_busy * 100 / kernel_period);
+  stats->memory_percent = static_cast<uint32_t>(memory_busy * 100 / memory_period);
+  return SDK_SUCCESS;
+}
+
+const sdk_stats_extension kStatsExtension = {
+    {sizeof(sdk_stats_extension), SDK_STATS_EXTENSION_NAME, SDK_STATS_EXTENSION_VERSION, 0, &kTraceExtension.base},
+    &sim_stats_query,
+};
+
 // Generated from the slot list: a slot added to the header without a sim_
 // function fails to compile here.
 const sdk_device_api kApi = {
-    sizeof(sdk_device_api), SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR, &kTraceExtension.base,
+    sizeof(sdk_device_api), SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR, &kStatsExtension.base,
 #define SIM_SLOT_(name, ret, params, presence, minor) &sim_##name,
     SDK_DEVICE_API_SLOTS(SIM_SLOT_)
 #undef SIM_SLOT_

@@ -70,7 +70,8 @@ void event_unref(SimEvent* e) {
   if (e->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete e;
 }
 
-SimDevice::SimDevice(int index, size_t capacity, int workers) : index_(index), memory_(index, capacity) {
+SimDevice::SimDevice(int index, size_t capacity, int workers)
+    : index_(index), memory_(index, capacity), kernel_activity_(now_ns()), memory_activity_(now_ns()) {
   for (int i = 0; i < workers; ++i) {
     workers_.emplace_back([this, i] {
       // Named so that profilers and debuggers tell the simulated device's
@@ -461,6 +462,11 @@ void SimDevice::run(SimStream* s, Op& op, bool replay) {
   bool trace = g_trace_on.load(std::memory_order_relaxed);
   int64_t start = now_ns();
   int64_t min_ns = 0;
+  // Note [Simulated activity]: until the end of the pad; a graph replay counts each recorded op, not itself.
+  ActivityScope activity(op.kind == Op::Kernel && !op.fault              ? &kernel_activity_
+                         : op.kind == Op::Copy || op.kind == Op::Memset ? &memory_activity_
+                                                                        : nullptr,
+                         start);
   const char* name = nullptr;
   const char* category = nullptr;
   size_t bytes = 0;

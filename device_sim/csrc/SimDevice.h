@@ -50,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "Activity.h"
 #include "SimMemory.h"
 #include <backend_sdk/runtime/DeviceApi.h>
 
@@ -195,6 +196,9 @@ class SimDevice {
   void inject_alloc_failures(int64_t count) { alloc_failures_.store(count, std::memory_order_release); }
   // True (and one fewer pending) if an injected allocation failure applies.
   bool consume_alloc_failure();
+  // Note [Simulated activity]: busy time of kernels and of copies/memsets ("sdk.stats").
+  ActivityMeter& kernel_activity() { return kernel_activity_; }
+  ActivityMeter& memory_activity() { return memory_activity_; }
 
  private:
   void worker_loop(bool spins);
@@ -227,6 +231,8 @@ class SimDevice {
   sdk_status error_status_ = SDK_SUCCESS;  // under error_mutex_
   std::string error_message_;              // under error_mutex_
   int64_t extra_errors_ = 0;               // under error_mutex_
+  ActivityMeter kernel_activity_;
+  ActivityMeter memory_activity_;
 };
 
 int64_t now_ns();

@@ -6,7 +6,6 @@ and prints ``OK`` when every check passes. tests/test_stable_abi.py imports ``ch
 """
 from __future__ import annotations
 
-import ctypes
 import sys
 
 import numpy as np
@@ -18,12 +17,8 @@ __all__ = ["check", "load"]
 
 
 def load(path: str) -> None:
-    """dlopens the library and raises its registration errors (as cpp_extension.load does)."""
-    backend_sdk._C._take_static_registration_errors()
-    ctypes.CDLL(path)
-    errors = backend_sdk._C._take_static_registration_errors()
-    if errors:
-        raise ValueError("registering stable_ops failed:\n" + "\n".join(errors))
+    """Loads the library with ``backend_sdk.ops.load_library`` (its registration errors: RuntimeError)."""
+    backend_sdk.ops.load_library(path)
 
 
 def check(device: str) -> None:

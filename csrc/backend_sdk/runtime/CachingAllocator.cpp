@@ -18,6 +18,9 @@
 #include <backend_sdk/runtime/DeviceRegistry.h>
 
 namespace sdk::runtime {
+
+HistoryFrames gather_frames();  // Note [Allocation history]
+
 namespace {
 
 constexpr size_t kMinBlockSize = 512;         // every size is rounded to this
@@ -118,6 +121,7 @@ struct Block {
   Block* prev = nullptr;          // neighbours in the segment
   Block* next = nullptr;
   std::vector<sdk_stream_t> stream_uses;  // other streams it was used on
+  HistoryFrames frames;           // Note [Allocation history]: the allocating stack (while allocated)
   int64_t graph_pool = 0;         // Note [Graph memory pools]: allocated during a capture into this pool
   bool parked = false;            // freed while its pool lives: held for the graph, never reused or merged
 
@@ -173,7 +177,10 @@ class DeviceCache {
                    format_bytes(nbytes), ", more than any device can hold.");
     size_t size = round_size(nbytes);
     bool small = size <= kSmallSize;
+    // Note [Allocation history]: the stack is gathered before the lock (gathering may run Python's GC).
+    HistoryFrames frames = SDK_UNLIKELY(context_.load(std::memory_order_relaxed) != 0) ? gather_frames() : nullptr;
     std::lock_guard<AllocatorLock> lock(mutex_);
+    current_frames_ = std::move(frames);
     if (!pending_.empty()) process_events(false, nullptr);
     if (size <= kFastBinMax) {
       // Note [Allocator fast bins]
@@ -192,6 +199,7 @@ class DeviceCache {
         requested_bytes_.increase(true, nbytes);
         if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, stream.native());
         note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
+        keep_frames(b);
         return b;
       }
     }
@@ -241,13 +249,25 @@ class DeviceCache {
     requested_bytes_.increase(small, nbytes);
     if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, native);
     note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
+    keep_frames(b);
     return b;
   }
 
   // The deleter's half: never throws (it runs in destructors).
   void free(Block* b) noexcept {
+    // Note [Allocation history]: frees keep their stack only with context "all".
+    HistoryFrames frames;
+    if (SDK_UNLIKELY(context_.load(std::memory_order_relaxed) >= static_cast<int>(HistoryContext::All))) {
+      try {
+        frames = gather_frames();
+      } catch (...) {  // never throw from a deleter: the entry just has no frames
+      }
+    }
     std::lock_guard<AllocatorLock> lock(mutex_);
+    current_frames_ = std::move(frames);
     note(SDK_HISTORY_FREE_COMPLETED, b->ptr, b->requested, b->stream_id);
+    current_frames_.reset();
+    b->frames.reset();
     b->allocated = false;
     allocation_.decrease(b->small, 1);
     allocated_bytes_.decrease(b->small, b->size);
@@ -279,9 +299,10 @@ class DeviceCache {
   }
 
   // Note [Allocation history].
-  void record_history(bool enabled, size_t max_entries, bool clear) {
+  void record_history(bool enabled, size_t max_entries, bool clear, HistoryContext context) {
     std::lock_guard<AllocatorLock> lock(mutex_);
     recording_ = enabled;
+    context_.store(static_cast<int>(context), std::memory_order_relaxed);
     max_history_ = max_entries == 0 ? 1 : max_entries;
     if (clear) history_.clear();
     while (history_.size() > max_history_) history_.pop_front();
@@ -389,6 +410,7 @@ class DeviceCache {
         bi.address = reinterpret_cast<uintptr_t>(b->ptr);
         bi.size = b->size;
         bi.requested_size = b->requested;
+        if (b->allocated) bi.frames = b->frames;
         bi.state = b->allocated ? "active_allocated" : (b->event_count > 0 ? "active_pending_free" : "inactive");
         seg.total_size += b->size;
         if (b->allocated) seg.allocated_size += b->size;
@@ -598,12 +620,25 @@ class DeviceCache {
   bool recording_ = false;
   size_t max_history_ = 0;
   std::deque<AllocationTraceEntry> history_;
+  // The stack of the malloc/free in progress (under mutex_; gathered before the lock was taken).
+  HistoryFrames current_frames_;
+  std::atomic<int> context_{0};  // HistoryContext; read without the lock to decide whether to gather
   void note(int action, const char* ptr, size_t size, int64_t stream_id) {
     if (SDK_LIKELY(!recording_)) return;
     if (history_.size() >= max_history_) history_.pop_front();
+    // Trace entries keep frames with context "alloc" (allocations, segment allocations) or "all" (frees too).
+    const bool frames = action == SDK_HISTORY_FREE_COMPLETED
+                            ? context_.load(std::memory_order_relaxed) >= static_cast<int>(HistoryContext::All)
+                            : context_.load(std::memory_order_relaxed) >= static_cast<int>(HistoryContext::Alloc);
     history_.push_back({action, reinterpret_cast<uintptr_t>(ptr), size, stream_id,
                         std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count()});
+                            std::chrono::system_clock::now().time_since_epoch()).count(),
+                        frames ? current_frames_ : nullptr});
+  }
+  // An allocated block keeps its stack for snapshots (context "state" and up); the malloc's stack is done with.
+  void keep_frames(Block* b) {
+    if (SDK_UNLIKELY(current_frames_ != nullptr)) b->frames = std::move(current_frames_);
+    current_frames_.reset();
   }
   // Note [Graph memory pools]: capturing streams and their pools; the blocks of each live pool freed so far.
   std::unordered_map<sdk_stream_t, int64_t> capturing_;
@@ -662,9 +697,36 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
 // stream and wall-clock microseconds), the device_traces of PyTorch's memory
 // snapshot (torch.cuda.memory._record_memory_history). Recording costs one
 // branch per allocation while off; entries are appended under the cache's
-// lock. No stack frames are recorded (the allocator runs without the GIL).
-void CachingAllocator::record_history(bool enabled, size_t max_entries, bool clear) {
-  for (int i = 0; i < device_count(type_); ++i) cache(i).record_history(enabled, max_entries, clear);
+// lock.
+// Stacks: with a context (PyTorch's `context`: "state" keeps the allocating
+// stack on each allocated block for the snapshot's blocks, "alloc" also on
+// alloc / segment_alloc events, "all" also on frees), malloc and free call the
+// gatherer the bindings installed (set_history_frames_gatherer) BEFORE taking
+// the cache's lock: it walks the calling thread's Python frames (filename,
+// line, name; innermost first, as PyTorch's snapshot) when that thread holds
+// the GIL, and returns nothing otherwise (a device worker, a thread that
+// released the GIL to wait). It never takes the GIL, so it cannot deadlock
+// with a thread that holds the GIL and waits for this lock. It runs outside
+// the lock because creating frame objects allocates Python objects, which may
+// run the GC and its finalizers, which may free tensors into this very cache
+// (the bindings' gatherer also pauses the GC). One relaxed load per malloc/free
+// while no context is set. A stack is shared (shared_ptr) by the block and
+// its events; C++ frames are not recorded (stacks="all" gives Python's).
+namespace {
+std::atomic<HistoryFramesGatherer> g_frames_gatherer{nullptr};
+}  // namespace
+
+void set_history_frames_gatherer(HistoryFramesGatherer gather) {
+  g_frames_gatherer.store(gather, std::memory_order_release);
+}
+
+HistoryFrames gather_frames() {
+  HistoryFramesGatherer g = g_frames_gatherer.load(std::memory_order_acquire);
+  return g ? g() : nullptr;
+}
+
+void CachingAllocator::record_history(bool enabled, size_t max_entries, bool clear, HistoryContext context) {
+  for (int i = 0; i < device_count(type_); ++i) cache(i).record_history(enabled, max_entries, clear, context);
 }
 
 std::vector<AllocationTraceEntry> CachingAllocator::history(int device) { return cache(device).history(); }

@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,28 @@
 
 namespace sdk::runtime {
 
+// Note [Allocation history] (CachingAllocator.cpp): one frame of the Python stack that allocated or freed;
+// a stack lists the innermost frame first, as PyTorch's snapshot does.
+struct HistoryFrame {
+  std::string filename;
+  int line = 0;
+  std::string name;
+};
+using HistoryFrames = std::shared_ptr<const std::vector<HistoryFrame>>;
+// Gathers the calling thread's stack (nullptr: none, e.g. a thread without the GIL). Installed by the bindings;
+// called outside the allocator's lock, never while a device waits.
+using HistoryFramesGatherer = HistoryFrames (*)();
+SDK_API void set_history_frames_gatherer(HistoryFramesGatherer gather);
+
+// What record_history keeps frames for (PyTorch's `context` argument of _record_memory_history).
+enum class HistoryContext : int { None = 0, State = 1, Alloc = 2, All = 3 };
+
 struct BlockInfo {
   uintptr_t address = 0;
   size_t size = 0;
   size_t requested_size = 0;
   std::string state;  // "active_allocated", "active_pending_free", "inactive"
+  HistoryFrames frames;  // the allocating stack (context >= State while it was allocated), or nullptr
 };
 
 struct SegmentInfo {
@@ -67,6 +85,7 @@ struct AllocationTraceEntry {
   size_t size = 0;
   int64_t stream = 0;  // Stream::id()
   int64_t time_us = 0;  // wall clock
+  HistoryFrames frames;  // Note [Allocation history]: nullptr when no frames were kept
 };
 
 class SDK_API CachingAllocator final : public Allocator {
@@ -105,7 +124,8 @@ class SDK_API CachingAllocator final : public Allocator {
   void release_graph_pool(int device, int64_t pool);
 
   // Note [Allocation history]: keep each device's last max_entries allocator events (or stop keeping them).
-  void record_history(bool enabled, size_t max_entries, bool clear);
+  // `context` says which events keep the Python stack that caused them (HistoryContext).
+  void record_history(bool enabled, size_t max_entries, bool clear, HistoryContext context = HistoryContext::None);
   std::vector<AllocationTraceEntry> history(int device);
 
  private:

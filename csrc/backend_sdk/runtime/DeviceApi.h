@@ -199,6 +199,9 @@ typedef struct sdk_device_properties {
  *  - "sdk.collectives" (runtime/DeviceCollectivesExtension.h): the device's
  *    collective library on its streams (issue 21, Note [Device collectives
  *    extension]); device_sim implements it as "simccl".
+ *  - "sdk.stats"  (runtime/DeviceStatsExtension.h): kernel and memory
+ *    activity over a sample period, for <backend>.utilization() and
+ *    memory_usage() (Note [Device stats extension]); device_sim implements it.
  * To add one (collectives for issue 21 as "sdk.collectives"): write runtime/Device<Name>Extension.h with a
  * struct beginning with sdk_device_extension_base, a NAME macro, a version
  * macro and the size of each version (offsetof the end of its last field);

@@ -11,6 +11,7 @@
 
 #include <backend_sdk/runtime/DeviceApi.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
+#include <backend_sdk/runtime/DeviceStatsExtension.h>
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
 #include <backend_sdk/runtime/detail/DeviceApiV1.h>
 
@@ -66,6 +67,9 @@ static_assert(offsetof(sdk_device_extension_base, next) == 24 && sizeof(sdk_devi
               "extension base layout");
 static_assert(offsetof(sdk_trace_extension, start) == sizeof(sdk_device_extension_base), "trace extension layout");
 static_assert(SDK_TRACE_EXTENSION_SIZE_1 == sizeof(sdk_trace_extension), "trace extension v1 size");
+static_assert(SDK_STATS_EXTENSION_SIZE_1 == sizeof(sdk_stats_extension), "stats extension v1 size");
+static_assert(SDK_DEVICE_STATS_SIZE_1 == sizeof(sdk_device_stats) && sizeof(sdk_device_stats) == 24,
+              "device stats v1 layout");
 static_assert(sizeof(sdk_trace_record) == 40 + SDK_TRACE_NAME_MAX, "trace record layout");
 static_assert(offsetof(sdk_device_instance, api) == 16 && offsetof(sdk_device_instance, context) == 24,
               "instance layout");

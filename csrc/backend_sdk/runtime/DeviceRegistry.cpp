@@ -15,6 +15,7 @@
 #include <backend_sdk/core/ScalarType.h>
 #include <backend_sdk/runtime/CachingAllocator.h>
 #include <backend_sdk/runtime/DeviceGraphExtension.h>
+#include <backend_sdk/runtime/DeviceStatsExtension.h>
 #include <backend_sdk/runtime/DeviceTraceExtension.h>
 #include <backend_sdk/runtime/detail/DeviceCollectives.h>
 #include <backend_sdk/runtime/detail/DeviceApiV1.h>
@@ -201,6 +202,14 @@ std::vector<AttachedExtension> validate_extension_chain(const sdk_device_extensi
                       "attach_device: extension '", name, "' of '", source, "' leaves one of its functions NULL");
     }
     if (name == SDK_COLLECTIVES_EXTENSION_NAME) detail::validate_collectives_extension(e, source);  // issue 21
+    if (name == SDK_STATS_EXTENSION_NAME) {  // Note [Device stats extension]
+      auto* st = reinterpret_cast<const sdk_stats_extension*>(e);
+      SDK_CHECK_VALUE(e->struct_size >= SDK_STATS_EXTENSION_SIZE_1, "attach_device: extension '", name, "' of '",
+                      source, "' declares struct_size ", e->struct_size, ", smaller than the ",
+                      SDK_STATS_EXTENSION_SIZE_1, " bytes of its version 1");
+      SDK_CHECK_VALUE(st->query != nullptr, "attach_device: extension '", name, "' of '", source,
+                      "' leaves query NULL");
+    }
     out.push_back({std::move(name), e->version, e});
   }
   return out;

@@ -249,17 +249,24 @@ process-wide, for every backend)."""
 def get_sync_debug_mode() -> int:
     """The mode set by :func:`set_sync_debug_mode` (0 default, 1 warn, 2 error)."""
     ...
+_HISTORY_CONTEXTS = (None, 'state', 'alloc', 'all')
 
 def _record_memory_history(enabled: Optional[str]='all', context: Optional[str]='all', stacks: str='all', max_entries: int=sys.maxsize, device: _DeviceArg=None, clear_history: bool=False, **kwargs: Any) -> None:
-    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) keeping the allocator's recent events for
-:func:`_snapshot`'s ``device_traces`` (``torch.cuda.memory._record_memory_history``; Note [Allocation
-history]). Events carry no stack frames (``context``/``stacks`` are accepted for compatibility)."""
+    """Starts (``enabled="all"`` or ``"state"``) or stops (``None``) recording the allocator's state and events
+for :func:`_snapshot` (``torch.cuda.memory._record_memory_history``; Note [Allocation history]).
+
+``enabled="all"`` keeps the last ``max_entries`` events (alloc, free_completed, segment_alloc, segment_free)
+as the snapshot's ``device_traces``; ``"state"`` keeps only the stacks of live allocations. ``context`` says
+which carry the Python stack (``frames``: dicts of filename, line, name, innermost first): ``"state"`` the
+live blocks, ``"alloc"`` also alloc events, ``"all"`` also frees, None none. ``stacks``: ``"python"`` or
+``"all"``; both record Python frames (the SDK records no C++ frames). Stacks are taken on threads that hold
+the GIL when they allocate or free (Python code), not on device worker threads."""
     ...
 
 def _snapshot(device: _DeviceArg=None) -> dict[str, Any]:
     """The caching allocator's state in PyTorch's snapshot format (``torch.cuda.memory._snapshot``):
-``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces are
-what :func:`_record_memory_history` kept (no stack ``frames``)."""
+``{"segments": [...], "device_traces": [events per device]}``, each segment with its blocks; the traces and
+the blocks' ``frames`` are what :func:`_record_memory_history` kept."""
     ...
 
 def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
@@ -293,14 +300,21 @@ class graph:
     def __exit__(self, *exc: Any) -> None:
         ...
 
+def _activity(device: _DeviceArg, what: str) -> dict[str, int]:
+    """The device's "sdk.stats" figures (Note [Device stats extension]); NotImplementedError naming the backend
+when its device does not implement the extension."""
+    ...
+
 def utilization(device: _DeviceArg=None) -> int:
-    """(Not available) The percent of time kernels ran: the device contract has no utilization query, so this
-raises NotImplementedError naming the backend (PyTorch raises when its NVML query is unavailable)."""
+    """The percent of time over the device's last sample period during which one or more kernels was executing
+(``torch.cuda.utilization``; the device's "sdk.stats" extension, Note [Device stats extension]; device_sim's
+period is 200 ms). ``device``: an index, a string or a device; None is the current device. Raises
+NotImplementedError naming the backend if its device does not report activity."""
     ...
 
 def memory_usage(device: _DeviceArg=None) -> int:
-    """(Not available) The percent of time device memory was read or written: NotImplementedError naming the
-backend, as :func:`utilization`."""
+    """The percent of time over the device's last sample period during which device memory was being read or
+written by copies and memsets (``torch.cuda.memory_usage``; "sdk.stats", as :func:`utilization`)."""
     ...
 
 def _generator(device: _DeviceArg=None) -> Any:
