@@ -4,7 +4,7 @@ Commands:
   demo         the accel sample backend on the simulated device: devices, tensors, streams, events,
                memory statistics, results checked against the CPU, a Chrome trace
   conformance  NAME: runs the conformance suite on a backend and prints its operator coverage table
-  new          NAME [--python-only] [--dir PATH]: writes a vendor backend project PATH/NAME/
+  new          NAME [--python-only | --stable] [--dir PATH]: writes a vendor backend project PATH/NAME/
 """
 from __future__ import annotations
 
@@ -166,16 +166,17 @@ def conformance(argv: list[str]) -> int:
     return suite.run(args.name, args.area, extra)
 
 
-def new_project(name: str, directory: str | None, python_only: bool) -> int:
+def new_project(name: str, directory: str | None, python_only: bool, stable: bool = False) -> int:
     """``new``: writes the project of backend ``name`` (backend_sdk/_scaffold); 1 with a message on bad input."""
     from backend_sdk._scaffold import create_project
 
     try:
-        path = create_project(name, directory, python_only=python_only)
+        path = create_project(name, directory, python_only=python_only, stable=stable)
     except (ValueError, FileExistsError) as e:
         print(f"python -m backend_sdk new: error: {e}", file=sys.stderr)
         return 1
-    print(f"Wrote the {'pure-Python ' if python_only else ''}backend project {path}")
+    kind = "pure-Python " if python_only else "stable-ABI " if stable else ""
+    print(f"Wrote the {kind}backend project {path}")
     for f in sorted(p for p in path.rglob("*") if p.is_file()):
         print(f"  {f.relative_to(path.parent)}")
     print(f"Next: pip install {path} && pytest {path / 'tests'}")
@@ -186,6 +187,9 @@ def _add_new_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("new", help="write a vendor backend project (pyproject, CMake, device, kernels, tests)")
     p.add_argument("name", help="the backend's device name and Python package, e.g. npu")
     p.add_argument("--python-only", action="store_true", help="no C++: the device and kernels in Python")
+    p.add_argument("--stable", action="store_true",
+                   help="kernels on the ABI-stable surface only: the library links nothing of libbackend_sdk "
+                        "but its C shim, so it survives SDK upgrades of the same major version")
     p.add_argument("--dir", default=None, help="parent directory of the project (default: the current one)")
 
 
@@ -203,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         return demo()
     if args.command == "new":
-        return new_project(args.name, args.dir, args.python_only)
+        return new_project(args.name, args.dir, args.python_only, args.stable)
     return 2
 
 

@@ -90,6 +90,12 @@ build_it() {
       "${launcher[@]}" -Dpybind11_DIR="$(python -m pybind11 --cmakedir)" >/dev/null
   fi
   cmake --build "$build" -j "${SDK_SANITIZE_JOBS:-$(nproc)}"
+  # The stage is an installed SDK: what `cmake --install` writes (the libraries, include/, and
+  # share/, the CMake package with its generated backend_sdkTargets*.cmake) are real files of the
+  # stage, never links into the checkout. Stages made before this rule linked share/ to the
+  # checkout's backend_sdk/share, so the install wrote the targets files through the link into the
+  # checkout (untracked files there): such a link is removed first.
+  if [[ -L $stage/backend_sdk/share ]]; then rm "$stage/backend_sdk/share"; fi
   cmake --install "$build" --prefix "$stage" >/dev/null
   # The Python sources, linked (not copied) so edits need no rebuild.
   local pkg src entry
@@ -98,7 +104,7 @@ build_it() {
     mkdir -p "$stage/$(basename "$pkg")"
     for entry in "$src"/*; do
       case "$(basename "$entry")" in
-        lib | include | *.so | __pycache__) continue ;;
+        lib | include | share | *.so | __pycache__) continue ;;  # installed, see above
       esac
       ln -sfn "$entry" "$stage/$(basename "$pkg")/$(basename "$entry")"
     done

@@ -2,7 +2,9 @@
 
 The templates live in ``templates/``: ``common/`` (README, tests) plus ``cpp/`` (the default: a
 scikit-build-core project with a device contract implementation and kernels in C++) or
-``python/`` (``--python-only``: the device and the kernels in Python). ``__NAME__`` in file names
+``python/`` (``--python-only``: the device and the kernels in Python). ``--stable`` is ``cpp/``
+with the files of ``stable/`` in place of its own: kernels written only against the ABI-stable
+surface (``<backend_sdk/stable/...>``), built with ``backend_sdk_add_backend(... STABLE)``. ``__NAME__`` in file names
 and contents becomes the backend's name; ``__SDK_CMAKE_DIR__`` the directory of the generating
 SDK's CMake package (pip builds in isolation and cannot import the SDK to find it).
 """
@@ -40,6 +42,37 @@ _LAYOUT_CPP = """- `CMakeLists.txt` — finds the SDK's CMake package and builds
 _LAYOUT_PY = """- `__NAME__/__init__.py` — the device (a `backend_sdk.utils.python_device.PythonDevice`), numpy
   kernels for add / mul / relu / sum registered with `backend_sdk.library`, the SDK's contract-backed
   kernels and CPU fallback; renames PrivateUse1 to `__NAME__` and generates the device module."""
+
+_LAYOUT_STABLE = """- `CMakeLists.txt` — finds the SDK's CMake package and builds `lib__NAME___backend.so` with
+  `backend_sdk_add_backend(... STABLE)`: only the ABI-stable headers are on the include path and the
+  link is checked to use nothing of libbackend_sdk but its C shim, so the binary keeps working
+  with later SDK releases of the same major version (installed into the `__NAME__` package).
+- `csrc/Device.cpp` — the device runtime contract (a C ABI), delegating to the simulator (`device_sim`).
+- `csrc/Kernels.cpp` — kernels on the stable surface (`STABLE_SDK_LIBRARY_IMPL`): the SDK's
+  contract-backed kernels, add / mul / relu / sum on the device, the SDK's CPU fallback for the rest.
+- `__NAME__/__init__.py` — renames PrivateUse1 to `__NAME__`, loads the library, attaches the device,
+  generates `Tensor.__NAME__()` / `Tensor.is___NAME__` and the device module."""
+
+_FIRST_KERNEL_STABLE = """In `csrc/Kernels.cpp`, write a kernel on `sdk::stable::Tensor` (the schema's
+   arguments as C++ parameters) and register it in the `STABLE_SDK_LIBRARY_IMPL(aten, PrivateUse1, m)`
+   block:
+
+       // neg(Tensor self) -> Tensor
+       Tensor neg(Tensor self) {
+         if (!is_native(self, self)) {
+           return run_on_cpu(self.device(), [&] {
+             return sdk::stable::call_op("aten::neg", "", {sdk::stable::from(to_cpu(self))}).take<Tensor>(0);
+           });
+         }
+         Tensor out = sdk::stable::empty_like(self);
+         ...  // launch(self.device(), "neg_f32", [=] { ... }) as relu does
+         return out;
+       }
+       ...
+       m.impl("neg", &neg);
+
+   Only `<backend_sdk/stable/...>` and `<backend_sdk/headeronly/...>` compile here; the build
+   fails if the library uses any other symbol of libbackend_sdk."""
 
 _FIRST_KERNEL_CPP = """In `csrc/Kernels.cpp`, write a typed kernel (the schema's arguments as C++
    parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block:
@@ -106,30 +139,36 @@ def _sdk_cmake_dir() -> str:
     return str(Path(backend_sdk.cmake_prefix_path).resolve() / "backend_sdk")
 
 
-def create_project(name: str, directory: str | os.PathLike[str] | None = None, python_only: bool = False) -> Path:
+def create_project(name: str, directory: str | os.PathLike[str] | None = None, python_only: bool = False,
+                   stable: bool = False) -> Path:
     """Writes the project of backend ``name`` into ``<directory>/<name>/`` (directory: the current one)
-    and returns its path.
+    and returns its path. ``stable=True``: the kernels are written against the ABI-stable surface
+    only (the library links nothing of libbackend_sdk but its C shim).
 
-    Raises ValueError for a bad name (see :func:`check_name`) and FileExistsError if the target
-    exists; in both cases nothing is written. The project is assembled in a temporary folder next to
+    Raises ValueError for a bad name (see :func:`check_name`) or for ``python_only`` with ``stable``,
+    and FileExistsError if the target exists; in all cases nothing is written. The project is assembled in a temporary folder next to
     the target and renamed into place, so a failure leaves nothing behind either.
     """
     import backend_sdk
 
     check_name(name)
+    if python_only and stable:
+        raise ValueError("--python-only and --stable exclude each other: a stable backend is a C++ library "
+                         "built on the ABI-stable surface")
     parent = Path(directory if directory is not None else os.getcwd()).resolve()
     target = parent / name
     if target.exists() or target.is_symlink():
         raise FileExistsError(f"{target} already exists: choose another directory (--dir) or remove it; "
                               "nothing was written")
     parent.mkdir(parents=True, exist_ok=True)
-    flavour = "python" if python_only else "cpp"
+    # Later roots replace earlier ones' files of the same path (stable/ overrides cpp/).
+    flavours = ["python"] if python_only else ["cpp", "stable"] if stable else ["cpp"]
     cmake_dir = "" if python_only else _sdk_cmake_dir()
     replacements = {
-        "__LAYOUT__": _LAYOUT_PY if python_only else _LAYOUT_CPP,
-        "__FIRST_KERNEL__": _FIRST_KERNEL_PY if python_only else _FIRST_KERNEL_CPP,
+        "__LAYOUT__": _LAYOUT_PY if python_only else _LAYOUT_STABLE if stable else _LAYOUT_CPP,
+        "__FIRST_KERNEL__": _FIRST_KERNEL_PY if python_only else _FIRST_KERNEL_STABLE if stable else _FIRST_KERNEL_CPP,
         "__BUILD_NOTES__": "" if python_only else _BUILD_NOTES_CPP,
-        "__FLAVOUR_FLAG__": " --python-only" if python_only else "",
+        "__FLAVOUR_FLAG__": " --python-only" if python_only else " --stable" if stable else "",
         "__STANDIN__": ("a Python device whose memory is numpy arrays" if python_only
                         else "the SDK's simulated device, `device_sim`"),
         "__SDK_CMAKE_DIR__": cmake_dir,
@@ -144,7 +183,7 @@ def create_project(name: str, directory: str | os.PathLike[str] | None = None, p
 
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
     try:
-        for root in (_TEMPLATES / "common", _TEMPLATES / flavour):
+        for root in [_TEMPLATES / "common", *(_TEMPLATES / f for f in flavours)]:
             for src in sorted(root.rglob("*")):
                 if src.is_dir() or "__pycache__" in src.parts:
                     continue

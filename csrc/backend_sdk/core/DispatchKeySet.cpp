@@ -6,7 +6,10 @@ namespace sdk {
 namespace detail {
 namespace {
 
-std::array<TableOffsetAndMask, kNumFunctionalityKeys> compute_offsets() {
+// constexpr: kTableOffsets is constant-initialised, so a static initialiser of another translation
+// unit that dispatches or registers before this file's initialisers ran sees the real table, not
+// zeros (Note [Init-order-safe registration errors], dispatch/Library.cpp).
+constexpr std::array<TableOffsetAndMask, kNumFunctionalityKeys> compute_offsets() {
   std::array<TableOffsetAndMask, kNumFunctionalityKeys> out{};
   uint16_t next = 1;  // slot 0 is Undefined
   for (int f = 1; f < kNumFunctionalityKeys; ++f) {

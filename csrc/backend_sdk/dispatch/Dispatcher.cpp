@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -15,7 +16,8 @@ namespace sdk {
 // Warnings
 // ---------------------------------------------------------------------------
 namespace {
-void default_warning_handler(const std::string& message) { std::cerr << "[backend_sdk] Warning: " << message << "\n"; }
+// C stdio, not std::cerr: a warning may come from a static initialiser (Note [Init-order-safe registration errors]).
+void default_warning_handler(const std::string& message) { std::fprintf(stderr, "[backend_sdk] Warning: %s\n", message.c_str()); }
 std::atomic<WarningHandler> g_warning_handler{&default_warning_handler};
 }  // namespace
 

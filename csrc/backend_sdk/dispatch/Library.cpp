@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <iostream>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 
@@ -79,28 +79,45 @@ Library& Library::fallback(CppFunction f) {
   return *this;
 }
 
+// Note [Init-order-safe registration errors]
+// SDK_LIBRARY blocks run during static initialisation, and a block of a translation unit whose
+// initialisers run before this file's (another object of libbackend_sdk linked ahead of it, a
+// static library, an executable linking the SDK statically) may report an error before any
+// namespace-scope object here is constructed. So everything the error path touches is either
+// constant-initialised or a function-local static built on first use: the list and its mutex
+// below, and the message goes to stderr through C stdio, never std::cerr. Before GCC 13 std::cerr
+// is constructed by the std::ios_base::Init object of each translation unit that includes
+// <iostream>, so a report from an earlier initialiser wrote through an unconstructed stream and
+// crashed (reproduced by tests/test_static_init_order.py, which links a failing block ahead of
+// every object of the library). C's stderr is ready before any C++ initialiser runs.
 namespace {
-std::mutex g_static_errors_mutex;
-std::vector<std::string>& static_errors() {
-  static auto* v = new std::vector<std::string>();
-  return *v;
+struct StaticErrors {
+  std::mutex mutex;
+  std::vector<std::string> errors;
+};
+StaticErrors& static_errors() {
+  static auto* e = new StaticErrors();  // leaked: a library's initialiser may report at exit too
+  return *e;
 }
 }  // namespace
 
 std::vector<std::string> take_static_registration_errors() {
   detail::resolve_deferred_checks(nullptr);  // Note [Closed namespaces]: loads without a group
-  std::lock_guard<std::mutex> guard(g_static_errors_mutex);
+  StaticErrors& e = static_errors();
+  std::lock_guard<std::mutex> guard(e.mutex);
   std::vector<std::string> out;
-  out.swap(static_errors());
+  out.swap(e.errors);
   return out;
 }
 
 namespace detail {
 
 void record_static_registration_error(std::string msg) {
-  std::cerr << "[backend_sdk] registration error " << msg << "\n";
-  std::lock_guard<std::mutex> guard(g_static_errors_mutex);
-  static_errors().push_back(std::move(msg));
+  // Note [Init-order-safe registration errors]: C stdio, one call so concurrent reports do not interleave.
+  std::fprintf(stderr, "[backend_sdk] registration error %s\n", msg.c_str());
+  StaticErrors& e = static_errors();
+  std::lock_guard<std::mutex> guard(e.mutex);
+  e.errors.push_back(std::move(msg));
 }
 
 namespace {
@@ -190,9 +207,7 @@ StaticLibrary::StaticLibrary(Library::Kind kind, InitFn fn, const char* ns, std:
                       ": a kernel library must be built against the same MAJOR.MINOR version of the SDK "
                       "(the C++ ABI may change between minor versions); rebuild it against backend_sdk " +
                       std::to_string(BACKEND_SDK_VERSION_MAJOR) + "." + std::to_string(BACKEND_SDK_VERSION_MINOR);
-    std::cerr << "[backend_sdk] registration error " << msg << "\n";
-    std::lock_guard<std::mutex> guard(g_static_errors_mutex);
-    static_errors().push_back(std::move(msg));
+    record_static_registration_error(std::move(msg));
     return;
   }
   try {

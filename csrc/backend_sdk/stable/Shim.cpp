@@ -19,7 +19,11 @@
 #include <backend_sdk/dispatch/detail/LibraryGroups.h>
 #include <backend_sdk/dispatch/detail/SchemaDefaults.h>
 #include <backend_sdk/dispatch/detail/StaticRegistration.h>
+#include <backend_sdk/ops/DeviceOps.h>
 #include <backend_sdk/ops/Factories.h>
+#include <backend_sdk/runtime/DeviceGuard.h>
+#include <backend_sdk/runtime/Stream.h>
+#include <backend_sdk/tensor/TensorImpl.h>
 
 namespace sdk {
 namespace {
@@ -325,6 +329,50 @@ struct StableLibrary {
   Library lib;
 };
 
+// Note [Stable device backends] (stable/c/shim.h): the copy_ kernel of a stable backend. The
+// SDK's contract-backed copy_ (ops/DeviceOps.h) takes the within-device copy as a plain function
+// pointer, so the backend's C callback and its ctx reach it through a thread-local set for the
+// duration of the call (copy_ calls it synchronously, on the calling thread).
+struct StableLocalCopy final : OperatorKernel {
+  sdk_stable_local_copy_fn fn;
+  void* ctx;
+  StableLocalCopy(sdk_stable_local_copy_fn f, void* c) : fn(f), ctx(c) {}
+};
+
+thread_local const StableLocalCopy* t_local_copy = nullptr;
+
+void call_stable_local_copy(const Tensor& dst, const Tensor& src) {
+  const StableLocalCopy* lc = t_local_copy;
+  SDK_CHECK(lc != nullptr, "copy_: the stable backend's local copy ran outside its copy_ kernel");
+  Tensor d = dst, s = src;  // borrowed by the callback
+  sdk_stable_status st = lc->fn(lc->ctx, reinterpret_cast<sdk_stable_tensor>(&d), reinterpret_cast<sdk_stable_tensor>(&s));
+  if (st != SDK_STABLE_OK) {
+    std::string msg = t_last_error.empty() ? std::string("the backend's local copy failed without a message")
+                                           : std::move(t_last_error);
+    t_last_error.clear();
+    ErrorKind kind = (st >= SDK_STABLE_ERROR_RUNTIME && st <= SDK_STABLE_ERROR_ACCELERATOR)
+                         ? static_cast<ErrorKind>(st - 1)
+                         : ErrorKind::Runtime;
+    throw Error(kind, "copy_ (within the device): " + msg);
+  }
+}
+
+// copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+void stable_copy_boxed(OperatorKernel* functor, const OperatorHandle&, DispatchKeySet, Stack* stack) {
+  SDK_CHECK(stack->size() >= 3, "copy_: the stack holds ", stack->size(), " values, the schema needs 3");
+  bool non_blocking = stack->back().to_bool();
+  Tensor src = (stack->end() - 2)->to_tensor();
+  Tensor self = (stack->end() - 3)->to_tensor();
+  stack->erase(stack->end() - 3, stack->end());
+  const StableLocalCopy* previous = t_local_copy;
+  t_local_copy = static_cast<const StableLocalCopy*>(functor);
+  struct Restore {
+    const StableLocalCopy* previous;
+    ~Restore() { t_local_copy = previous; }
+  } restore{previous};
+  stack->emplace_back(ops::device::copy_(self, src, non_blocking, &call_stable_local_copy));
+}
+
 }  // namespace
 }  // namespace sdk
 
@@ -358,9 +406,36 @@ sdk_stable_status sdk_stable_empty_strided(const int64_t* sizes, const int64_t* 
     sdk::Device device(static_cast<sdk::DeviceType>(device_type), static_cast<int8_t>(device_index));
     sdk::IntArrayRef size(sizes, static_cast<size_t>(ndim));
     auto st = static_cast<sdk::ScalarType>(dtype);
+    // empty_on allocates with the device type's allocator, which serves the *current* device: a
+    // tensor asked for on another device index is allocated there under a guard, as the
+    // dispatcher's allocation kernels do (ops/DeviceOps.cpp).
+    std::optional<sdk::runtime::DeviceGuard> guard;
+    if (device.type != sdk::DeviceType::CPU && device.type != sdk::DeviceType::Meta) guard.emplace(device);
     sdk::Tensor t = strides ? sdk::ops::empty_strided_on(device, size, sdk::IntArrayRef(strides, ndim), st, std::nullopt)
                             : sdk::ops::empty_on(device, size, st, std::nullopt, std::nullopt);
     *out = sdk::new_handle(std::move(t));
+  });
+}
+
+sdk_stable_status sdk_stable_from_blob(void* data, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                                       int32_t dtype, int32_t device_type, int32_t device_index,
+                                       sdk_stable_tensor* out) {
+  return guarded([&] {
+    const char* fn = "sdk_stable_from_blob";
+    sdk::check_out(out, fn);
+    *out = nullptr;
+    SDK_CHECK_VALUE(ndim >= 0 && (ndim == 0 || sizes != nullptr), fn, ": invalid sizes (ndim ", ndim, ")");
+    SDK_CHECK_TYPE(dtype >= 0 && dtype < sdk::kNumScalarTypes, fn, ": invalid dtype ", dtype);
+    SDK_CHECK_VALUE(device_type >= 0 && device_type < sdk::kNumDeviceTypes, fn, ": invalid device type ",
+                    device_type);
+    SDK_CHECK_VALUE(device_index >= -1 && device_index <= 127, fn, ": invalid device index ", device_index);
+    sdk::IntArrayRef size(sizes, static_cast<size_t>(ndim));
+    auto st = static_cast<sdk::ScalarType>(dtype);
+    sdk::DimVector stride = strides ? sdk::DimVector(sdk::IntArrayRef(strides, static_cast<size_t>(ndim))) : sdk::contiguous_strides(size, fn);
+    size_t nbytes = sdk::TensorImpl::compute_storage_nbytes(size, stride, sdk::element_size(st), 0, fn);
+    SDK_CHECK_VALUE(data != nullptr || nbytes == 0, fn, ": data is NULL for a tensor of ", nbytes, " bytes");
+    sdk::Device device(static_cast<sdk::DeviceType>(device_type), static_cast<int8_t>(device_index));
+    *out = sdk::new_handle(sdk::from_blob(data, nbytes, size, stride, 0, st, device));
   });
 }
 
@@ -498,6 +573,41 @@ sdk_stable_status sdk_stable_library_free(sdk_stable_library library) {
     if (lib == nullptr) return;
     sdk::detail::forget_static_library(&lib->lib);
     delete lib;
+  });
+}
+
+sdk_stable_status sdk_stable_library_impl_device_kernels(sdk_stable_library library, sdk_stable_local_copy_fn local_copy,
+                                                         void* ctx) {
+  return guarded([&] {
+    const char* fn = "sdk_stable_library_impl_device_kernels";
+    SDK_CHECK_VALUE(library != nullptr, fn, ": the library handle is NULL");
+    SDK_CHECK_VALUE(local_copy != nullptr, fn, ": the local copy function is NULL");
+    sdk::Library& lib = reinterpret_cast<sdk::StableLibrary*>(library)->lib;
+    lib.impl("empty.memory_format", &sdk::ops::device::empty);
+    lib.impl("empty_strided", &sdk::ops::device::empty_strided);
+    lib.impl("resize_", &sdk::ops::device::resize_);
+    lib.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
+    lib.impl("copy_", sdk::CppFunction::make_from_boxed(&sdk::stable_copy_boxed,
+                                                        std::make_shared<sdk::StableLocalCopy>(local_copy, ctx)));
+  });
+}
+
+sdk_stable_status sdk_stable_library_fallback_cpu(sdk_stable_library library) {
+  return guarded([&] {
+    SDK_CHECK_VALUE(library != nullptr, "sdk_stable_library_fallback_cpu: the library handle is NULL");
+    reinterpret_cast<sdk::StableLibrary*>(library)->lib.fallback(sdk::ops::cpu_fallback_function());
+  });
+}
+
+sdk_stable_status sdk_stable_current_stream(int32_t device_type, int32_t device_index, void** out_native_stream) {
+  return guarded([&] {
+    const char* fn = "sdk_stable_current_stream";
+    sdk::check_out(out_native_stream, fn);
+    *out_native_stream = nullptr;
+    SDK_CHECK_VALUE(device_type >= 0 && device_type < sdk::kNumDeviceTypes, fn, ": invalid device type ", device_type);
+    SDK_CHECK_VALUE(device_index >= -1 && device_index <= INT8_MAX, fn, ": invalid device index ", device_index);
+    sdk::Device d(static_cast<sdk::DeviceType>(device_type), static_cast<int8_t>(device_index));
+    *out_native_stream = reinterpret_cast<void*>(sdk::runtime::current_stream(d).native());
   });
 }
 

@@ -106,6 +106,14 @@ sdk_stable_status unboxed_adapter(void* ctx, StableIValue* stack, int64_t num_ar
   });
 }
 
+// The C callback behind Library::impl_device_kernels: ctx is the C++ function.
+inline sdk_stable_status local_copy_adapter(void* ctx, sdk_stable_tensor dst, sdk_stable_tensor src) {
+  return status_guard([&] {
+    auto fn = reinterpret_cast<void (*)(const Tensor&, const Tensor&)>(ctx);
+    fn(Tensor::borrow(dst), Tensor::borrow(src));
+  });
+}
+
 }  // namespace detail
 
 class Library {
@@ -140,6 +148,20 @@ class Library {
   // A boxed kernel (Note [Stable handle ownership] for what it may do with the stack).
   Library& impl(const char* name, sdk_stable_boxed_kernel fn, void* ctx = nullptr) {
     check_status(sdk_stable_library_impl(handle_, name, fn, ctx));
+    return *this;
+  }
+  // Note [Stable device backends] (stable/c/shim.h), in an IMPL block of aten for the device's
+  // key: the SDK's allocation, transfer, resize_ and item() kernels; `local_copy` copies between
+  // two tensors of the device (same shape, any strides and dtypes). Needs SDK_STABLE_ABI_VERSION 2.
+  Library& impl_device_kernels(void (*local_copy)(const Tensor& dst, const Tensor& src)) {
+    check_status(sdk_stable_library_impl_device_kernels(handle_, &detail::local_copy_adapter,
+                                                        reinterpret_cast<void*>(local_copy)));
+    return *this;
+  }
+  // In an IMPL block of namespace _ for the device's key: the SDK's CPU fallback for every
+  // operator the backend has no kernel for.
+  Library& fallback_cpu() {
+    check_status(sdk_stable_library_fallback_cpu(handle_));
     return *this;
   }
   sdk_stable_library handle() const { return handle_; }

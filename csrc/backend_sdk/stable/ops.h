@@ -83,6 +83,17 @@ inline Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType d
   return Tensor(h);
 }
 inline Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) { return empty_strided(sizes, {}, dtype, device); }
+// A tensor over memory the caller owns and keeps alive (sdk_stable_from_blob; ABI version 2):
+// `data` is element 0, strides empty: contiguous.
+inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
+  SDK_CHECK_VALUE(strides.empty() || strides.size() == sizes.size(), "from_blob: got ", sizes.size(), " sizes and ",
+                  strides.size(), " strides");
+  sdk_stable_tensor h = nullptr;
+  check_status(sdk_stable_from_blob(data, sizes.data(), strides.empty() ? nullptr : strides.data(),
+                                    static_cast<int64_t>(sizes.size()), static_cast<int32_t>(dtype),
+                                    static_cast<int32_t>(device.type), device.index, &h));
+  return Tensor(h);
+}
 // Like PyTorch's empty_like for the common case: a contiguous tensor of self's sizes,
 // dtype and device (or the given dtype).
 inline Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt) {

@@ -58,8 +58,10 @@
 extern "C" {
 #endif
 
-/* 1: tensors, operator calls, registration (backend_sdk 0.1). */
-#define SDK_STABLE_ABI_VERSION 1
+/* 1: tensors, operator calls, registration (backend_sdk 0.1).
+ * 2: a device backend's SDK-provided kernels: sdk_stable_library_impl_device_kernels,
+ *    sdk_stable_library_fallback_cpu; sdk_stable_current_stream; sdk_stable_from_blob. */
+#define SDK_STABLE_ABI_VERSION 2
 
 typedef int32_t sdk_stable_status;
 /* Note [Stable status codes] */
@@ -144,6 +146,13 @@ SDK_STABLE_C_API sdk_stable_status sdk_stable_empty_strided(const int64_t* sizes
                                                             int32_t device_index, sdk_stable_tensor* out);
 /* Frees one owning handle; NULL is ignored. */
 SDK_STABLE_C_API sdk_stable_status sdk_stable_tensor_free(sdk_stable_tensor tensor);
+/* (SDK_STABLE_ABI_VERSION >= 2) A tensor over memory the caller owns and keeps alive while the
+ * tensor lives (nothing is freed; the storage cannot be resized), as PyTorch's from_blob: data is
+ * the address of element 0 (the storage offset is 0), viewed with sizes and strides (strides
+ * NULL: contiguous) on the given device. */
+SDK_STABLE_C_API sdk_stable_status sdk_stable_from_blob(void* data, const int64_t* sizes, const int64_t* strides,
+                                                       int64_t ndim, int32_t dtype, int32_t device_type,
+                                                       int32_t device_index, sdk_stable_tensor* out);
 SDK_STABLE_C_API sdk_stable_status sdk_stable_tensor_new_reference(sdk_stable_tensor tensor, sdk_stable_tensor* out);
 SDK_STABLE_C_API sdk_stable_status sdk_stable_tensor_dim(sdk_stable_tensor tensor, int64_t* out);
 SDK_STABLE_C_API sdk_stable_status sdk_stable_tensor_sizes(sdk_stable_tensor tensor, const int64_t** out);
@@ -196,6 +205,36 @@ SDK_STABLE_C_API sdk_stable_status sdk_stable_library_free(sdk_stable_library li
 /* Records an error raised while a library registers during static initialisation, so that
  * whoever loads the extension reports it (cpp_extension.load raises it as ValueError). */
 SDK_STABLE_C_API void sdk_stable_report_registration_error(const char* message);
+
+/* ---- a device backend's SDK-provided kernels (SDK_STABLE_ABI_VERSION >= 2) ----
+ * Note [Stable device backends]
+ * A backend whose kernel library is built on this shim gets the SDK's contract-backed kernels
+ * (allocation, transfers, resize_, item(): they need only the device runtime contract,
+ * runtime/DeviceApi.h, which is C and versioned on its own) and the SDK's CPU fallback, as
+ * the C++ API's ops/DeviceOps.h gives them to a C++ backend. The one thing the SDK cannot do
+ * for a device is a copy within it (any strides and dtypes): the backend supplies it. */
+
+/* Copies src into dst, two tensors on the same device of the backend (borrowed handles; the
+ * shapes match, strides and dtypes may differ). Returns SDK_STABLE_OK or an error status with
+ * the thread's message set. ctx is the pointer given to sdk_stable_library_impl_device_kernels. */
+typedef sdk_stable_status (*sdk_stable_local_copy_fn)(void* ctx, sdk_stable_tensor dst, sdk_stable_tensor src);
+
+/* Registers, in an IMPL library of namespace "aten" whose key is a device's dense key
+ * ("PrivateUse1" or its renamed form), the SDK's contract-backed kernels: empty.memory_format,
+ * empty_strided, resize_, _local_scalar_dense and copy_ (host to device, device to host,
+ * between devices; a copy within one device calls local_copy). */
+SDK_STABLE_C_API sdk_stable_status sdk_stable_library_impl_device_kernels(sdk_stable_library library,
+                                                                         sdk_stable_local_copy_fn local_copy,
+                                                                         void* ctx);
+/* Registers the SDK's CPU fallback (inputs copied to the CPU, the CPU kernel, results copied
+ * back) as the backend fallback of an IMPL library of namespace "_": every operator without a
+ * kernel of that key runs on the CPU. */
+SDK_STABLE_C_API sdk_stable_status sdk_stable_library_fallback_cpu(sdk_stable_library library);
+/* The native handle (the device contract's sdk_stream_t, runtime/DeviceApi.h) of the current
+ * stream of a device (device_index -1: the current device), so that a kernel launches its work
+ * in stream order, as PyTorch's stable accelerator API gives the current stream. */
+SDK_STABLE_C_API sdk_stable_status sdk_stable_current_stream(int32_t device_type, int32_t device_index,
+                                                            void** out_native_stream);
 
 #ifdef __cplusplus
 } /* extern "C" */
