@@ -160,3 +160,9 @@ from ._tags import Tag, _install as _install_tags  # noqa: E402
 
 _install_tags()
 from . import testing, types  # noqa: E402,F401
+
+# vmap and the function transforms (docs/vmap.md)
+from . import func  # noqa: E402
+from .func import vmap  # noqa: E402
+
+__all__ += ["func", "vmap"]
