@@ -226,12 +226,15 @@ def pointwise(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
 _DIM_NAMES = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim")
 
 
-def _shift_dims(info: _Schema, op_name: str, args: list, kwargs: dict, rank: int, reduce_all: bool) -> bool:
+def _shift_dims(info: _Schema, op_name: str, args: list, kwargs: dict, rank: int, reduce_all: bool,
+                empty_means_all: bool = True) -> bool:
     """Dim arguments of a batch-first call shifted by one; False if a None/empty dim can't be expressed."""
     for name in _DIM_NAMES:
         if name not in info.names:
             continue
         d = get_arg(info, args, kwargs, name)
+        if isinstance(d, (list, tuple)) and len(d) == 0 and not empty_means_all:
+            continue
         if d is None or (isinstance(d, (list, tuple)) and len(d) == 0):
             if not reduce_all:  # e.g. roll(dims=[]) flattens: not expressible batch-first
                 return False
@@ -246,10 +249,14 @@ def _shift_dims(info: _Schema, op_name: str, args: list, kwargs: dict, rank: int
     return True
 
 
-def dim_rule(reduce_all: bool = False, out_rank_extra: int = 0) -> Callable:
+_EMPTY_DIMS_NOOP = {"aten::flip"}  # flip(dims=[]) changes nothing (roll(dims=[]) flattens: not here)
+
+
+def dim_rule(reduce_all: bool = False) -> Callable:
     """Operators with a single batched ``self`` and dim arguments (reductions, softmax, cumsum, sort, flip,
     diagonal, flatten, split...): self batch-first, dims shifted by one. ``reduce_all``: a None (or empty)
-    dim means every logical dim. ``out_rank_extra``: dims index a result with that many more dims."""
+    dim means every logical dim. A 0-dim logical self becomes a size-1 dim after the batch dim (dims wrap
+    as for a 0-dim tensor, and that dim is squeezed from the results that keep it)."""
 
     def rule(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
         info = schema_of(op)
@@ -262,27 +269,28 @@ def dim_rule(reduce_all: bool = False, out_rank_extra: int = 0) -> Callable:
         rank = v.dim() - 1
         new_args, new_kwargs = list(args), dict(kwargs)
         new_args[0] = v
-        if rank == 0 and reduce_all:
-            # a 0-dim logical tensor: reduce over a size-1 dim appended to the batch dim
+        if rank == 0:
             new_args[0] = v.unsqueeze(1)
-            rank = 1
             for name in _DIM_NAMES:
-                if name in info.names:
-                    d = get_arg(info, args, kwargs, name)
-                    if d is not None and not isinstance(d, (list, tuple)):
-                        wrap_dim(d, 0, op.__name__)
-                        set_arg(info, new_args, new_kwargs, name, 1)
-                    else:
-                        if isinstance(d, (list, tuple)):
-                            for x in d:
-                                wrap_dim(x, 0, op.__name__)
-                        set_arg(info, new_args, new_kwargs, name, [1])
-            result = op(*new_args, **new_kwargs)
-            keepdim = get_arg(info, args, kwargs, "keepdim", False)
-            if keepdim:
-                result = _squeeze_last(result)
+                if name not in info.names:
+                    continue
+                d = get_arg(info, args, kwargs, name)
+                if isinstance(d, (list, tuple)):
+                    for x in d:
+                        wrap_dim(x, 0, op.__name__)
+                    set_arg(info, new_args, new_kwargs, name, [1] if (d or reduce_all) else [])
+                elif d is None:
+                    if not reduce_all:
+                        return NotImplemented
+                    set_arg(info, new_args, new_kwargs, name, [1])
+                else:
+                    wrap_dim(d, 0, op.__name__)
+                    set_arg(info, new_args, new_kwargs, name, 1)
+            result = _squeeze_kept(op(*new_args, **new_kwargs))
         else:
-            if not _shift_dims(info, op.__name__, new_args, new_kwargs, rank + out_rank_extra, reduce_all):
+            noop_empty = op.__name__ in _EMPTY_DIMS_NOOP
+            if not _shift_dims(info, op.__name__, new_args, new_kwargs, rank, reduce_all or noop_empty,
+                               empty_means_all=not noop_empty):
                 return NotImplemented
             result = op(*new_args, **new_kwargs)
         if info.inplace:
@@ -292,11 +300,12 @@ def dim_rule(reduce_all: bool = False, out_rank_extra: int = 0) -> Callable:
     return rule
 
 
-def _squeeze_last(result: Any) -> Any:
+def _squeeze_kept(result: Any) -> Any:
+    """Drops the size-1 dim a 0-dim logical tensor was given from the results that kept it ([B, 1])."""
     if isinstance(result, Tensor):
-        return result.squeeze(-1)
+        return result.squeeze(-1) if result.dim() == 2 else result
     if isinstance(result, (tuple, list)):
-        return type(result)(_squeeze_last(r) for r in result)
+        return type(result)(_squeeze_kept(r) for r in result)
     return result
 
 
@@ -338,40 +347,31 @@ def argminmax(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
 
 
 def matmul(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
-    """matmul of logical operands a (rank ra) and b (rank rb), either or both batched."""
+    """matmul of logical operands a (rank ra) and b (rank rb), either or both batched: 1-D operands become a
+    row / a column, the batched operands are padded to the common logical rank (size-1 dims after the batch
+    dim, so unbatched leading dims broadcast against the logical ones), and the added dims are squeezed."""
     a, b = args[0], args[1]
     av, ab = front(a, level)
     bv, bb = front(b, level)
     ra = av.dim() - 1 if ab else a.dim()
     rb = bv.dim() - 1 if bb else b.dim()
     if ra == 0 or rb == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
-    if ab and not bb:
-        if ra >= 2 and rb > ra:  # b's extra leading dims broadcast against a's, after the batch dim
-            av = pad_to(av, rb)
-        return _make_batched(_aten("aten::matmul")(av, b), 0, level)
-    if bb and not ab:
-        if rb == 1:  # a @ [B, k]: a @ [B, k, 1] squeezed (a's leading dims after the batch dim)
-            col = bv.unsqueeze(-1)
-            out = _aten("aten::matmul")(a, pad_to(col, ra) if ra > 2 else col).squeeze(-1)
-            return _make_batched(out, 0, level)
-        if ra >= 2 and ra > rb:
-            bv = pad_to(bv, ra)
-        return _make_batched(_aten("aten::matmul")(a, bv), 0, level)
-    # both batched
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
+    mm_ = _aten("aten::matmul")
     if ra == 1 and rb == 1:
-        return _make_batched((av * bv).sum(-1), 0, level)
-    squeeze_a = squeeze_b = False
-    if ra == 1:
-        av, ra, squeeze_a = av.unsqueeze(1), 2, True
-    if rb == 1:
-        bv, rb, squeeze_b = bv.unsqueeze(-1), 2, True
+        if ab and bb:
+            return _make_batched((av * bv).sum(-1), 0, level)
+        return _make_batched(mm_(av, b) if ab else mm_(bv, a), 0, level)
+    row, col = ra == 1, rb == 1
+    if row:
+        av, ra = av.unsqueeze(-2), 2
+    if col:
+        bv, rb = bv.unsqueeze(-1), 2
     rank = max(ra, rb)
-    out = _aten("aten::matmul")(pad_to(av, rank), pad_to(bv, rank))
-    if squeeze_a:
+    out = mm_(pad_to(av, rank) if ab else av, pad_to(bv, rank) if bb else bv)
+    if row:
         out = out.squeeze(-2)
-    if squeeze_b:
+    if col:
         out = out.squeeze(-1)
     return _make_batched(out, 0, level)
 
@@ -508,8 +508,54 @@ def gather_scatter(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
                 v = expand_front(a, size)
             new_args[i] = v
     new_args[1] = wrap_dim(args[1], rank, op.__name__) + 1
+    if rank == 0:  # 0-dim self and index: a size-1 dim after the batch dim, squeezed afterwards
+        new_args = [a.unsqueeze(1) if isinstance(a, Tensor) and a.dim() == 1 else a for a in new_args]
+        new_args[1] = 1
+        result = op(*new_args, **kwargs)
+        return args[0] if info.inplace else _make_batched(result.squeeze(1), 0, level)
     result = op(*new_args, **kwargs)
     return args[0] if info.inplace else _make_batched(result, 0, level)
+
+
+def index_dim_op(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """index_add/index_copy/index_fill(self, dim, index, source/value): the 1-D index is not batched; self and
+    the source batch-first (unbatched ones expanded), dim shifted by one."""
+    info = schema_of(op)
+    short = op.__name__.split("::")[1].split(".")[0]
+    if unwrap(args[2], level)[1] is not None:
+        return NotImplemented
+    if info.inplace:
+        check_inplace(short, op, args, kwargs, level)
+    size = batch_size_of((args, kwargs), level)
+    rank = logical_rank(args[0], level)
+    new_args = list(args)
+    for i in (0, 3):
+        if i < len(args) and isinstance(args[i], Tensor):
+            v, batched = front(args[i], level)
+            if not batched:
+                if i == 3 and args[i].dim() == 0:
+                    continue
+                v = expand_front(args[i], size) if i else expand_front(args[i], size).clone()
+            elif i == 3 and v.dim() == 1:
+                return NotImplemented  # a batched 0-dim fill value
+            new_args[i] = v
+    new_args[1] = wrap_dim(args[1], rank, short) + 1
+    result = op(*new_args, **kwargs)
+    return args[0] if info.inplace else _make_batched(result, 0, level)
+
+
+def masked_fill(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """masked_fill with a batched 0-dim value tensor is where(mask, value, self); otherwise elementwise."""
+    value = args[2]
+    if not (isinstance(value, Tensor) and unwrap(value, level)[1] is not None):
+        return pointwise(op, level, args, kwargs)
+    info = schema_of(op)
+    self_ = args[0]
+    filled = _aten("aten::where.self")(args[1], value.to(self_.dtype), self_)
+    if info.inplace:
+        check_inplace("masked_fill_", op, args, kwargs, level)
+        return self_.copy_(filled)
+    return filled
 
 
 def _advanced_index_layout(indices: list) -> tuple[bool, int]:
@@ -562,6 +608,15 @@ def split_like(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     return dim_rule()(op, level, args, kwargs)
 
 
+def resize_(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """Resizing one element of a batch would change the batch's layout: only a same-size resize_ is allowed."""
+    self_, size = args[0], list(args[1])
+    if size != list(self_.shape):
+        raise RuntimeError(f"vmap: resize_ of a batched tensor (size {list(self_.shape)}) to {size} is not "
+                           f"supported; only a resize_ to the same size is")
+    return self_
+
+
 def local_scalar(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     raise RuntimeError(
         "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
@@ -584,12 +639,19 @@ def mse_loss(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
 
 
 def native_layer_norm(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
-    x, shape, weight, bias = args[0], args[1], args[2], args[3]
+    x, shape, weight, bias, eps = args[0], args[1], args[2], args[3], args[4]
     if any(t is not None and unwrap(t, level)[1] is not None for t in (weight, bias)):
+        # normalise without the affine part, then apply the batched weight/bias elementwise
+        out, mean, rstd = op(x, shape, None, None, eps)
+        if weight is not None:
+            out = out * weight
+        if bias is not None:
+            out = out + bias
+        return out, mean, rstd
+    v, batched = front(x, level)
+    if not batched:
         return NotImplemented
-    v, _ = front(x, level)
-    out = op(v, *args[1:], **kwargs)
-    return wrap_all(out, 0, level)
+    return wrap_all(op(v, *args[1:], **kwargs), 0, level)
 
 
 def conv(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
@@ -660,8 +722,11 @@ _RULES: dict[str, Callable] = {
     "aten::scatter.src": gather_scatter, "aten::scatter.value": gather_scatter, "aten::scatter_add": gather_scatter,
     "aten::scatter_.src": gather_scatter, "aten::scatter_.value": gather_scatter, "aten::scatter_add_": gather_scatter,
     "aten::index.Tensor": index, "aten::index_put": index_put, "aten::index_put_": index_put,
-    "aten::_local_scalar_dense": local_scalar, "aten::is_floating_point": is_floating_point,
-    "aten::mse_loss": mse_loss, "aten::native_layer_norm": native_layer_norm,
+    "aten::_local_scalar_dense": local_scalar, "aten::resize_": resize_, "aten::is_floating_point": is_floating_point,
+    "aten::mse_loss": mse_loss, "aten::native_layer_norm": native_layer_norm, "aten::masked_fill.Tensor": masked_fill, "aten::masked_fill_.Tensor": masked_fill,
+    **{f"aten::{n}": index_dim_op for n in ("index_add", "index_add_", "index_copy", "index_copy_",
+                                            "index_fill.int_Scalar", "index_fill.int_Tensor",
+                                            "index_fill_.int_Scalar", "index_fill_.int_Tensor")},
     "aten::conv1d": conv, "aten::conv2d": conv,
     "aten::argmax": argminmax, "aten::argmin": argminmax,
     **{k: full_reduction for k in _FULL_REDUCTIONS},
@@ -786,5 +851,13 @@ def batched_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
             return result
     key = _math_kernel_key(name)
     if key is not None:
-        return _C._dispatch_get_kernel(name, key).call_boxed(keyset, *args, **kwargs)
+        if schema_of(op).view_or_alias:  # a mutating decomposition: its errors are the user's
+            return _C._dispatch_get_kernel(name, key).call_boxed(keyset, *args, **kwargs)
+        try:
+            return _C._dispatch_get_kernel(name, key).call_boxed(keyset, *args, **kwargs)
+        except RuntimeError as e:
+            # A functional decomposition that writes batched values into a temporary it made unbatched
+            # (zeros(...) then add_): its inputs are untouched, so the per-element loop gives the result.
+            if "(self, *extra_args) is not possible" not in str(e):
+                raise
     return slow_fallback(op, level, args, kwargs)
