@@ -362,6 +362,14 @@ def matmul(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
         if ab and bb:
             return _make_batched((av * bv).sum(-1), 0, level)
         return _make_batched(mm_(av, b) if ab else mm_(bv, a), 0, level)
+    if ab and not bb and rb == 2:
+        # [B, ..., n, k] @ [k, m]: one 2-D product over every row of the batch (the batch folds into the rows)
+        lead = list(av.shape[:-1])
+        rows = 1
+        for d in lead:
+            rows *= d
+        out = _aten("aten::mm")(av.reshape([rows, av.shape[-1]]), b)
+        return _make_batched(out.view(lead + [b.shape[1]]), 0, level)
     row, col = ra == 1, rb == 1
     if row:
         av, ra = av.unsqueeze(-2), 2
