@@ -79,6 +79,10 @@ def test_elementwise_broadcasting(device):
         # logical ranks 1 and 2: the batched operand of lower rank is padded after the batch dim
         assert_close(vmap(lambda a, c: a * c)(x, z), loop(lambda a, c: a * c, x, z))
         assert_close(vmap(lambda a: sdk.where(a > 0, a, a * 0.5))(x), sdk.where(x > 0, x, x * 0.5))
+        # a batched 0-dim float64 with a float32 vector: 0-dim tensors rank lower in type promotion
+        s = sdk.ones(5, dtype=sdk.float64, device=device)
+        out = vmap(lambda a, b: a + b)(s, x)
+        assert out.dtype == (s[0] + x[0]).dtype == sdk.float32
 
 
 def test_in_dims_and_out_dims(device):

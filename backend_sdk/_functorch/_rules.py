@@ -220,7 +220,24 @@ def pointwise(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     result = op(*new_args, **new_kwargs)
     if info.inplace:
         return args[0]
+    if isinstance(result, Tensor) and len({t.dtype for t in tensors}) > 1 and rank > 0 and any(
+            logical_rank(t, level) == 0 and unwrap(t, level)[1] is not None for t in tensors):
+        result = result.to(_logical_result_dtype(op, level, args, kwargs))
     return wrap_all(result, 0, level)
+
+
+def _logical_result_dtype(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """The dtype the operator gives on one element (a batched 0-dim tensor is a 0-dim tensor there, which
+    type promotion ranks below dimensioned ones: Note [Result type computation]), probed on size-1 slices."""
+
+    def probe(x: Any) -> Any:
+        if not isinstance(x, Tensor):
+            return x
+        value, bdim = unwrap(x, level)
+        t = value.select(bdim, 0) if bdim is not None else x
+        return t[(slice(0, 1),) * t.dim()] if t.dim() else t
+
+    return op(*[probe(a) for a in args], **{k: probe(v) for k, v in kwargs.items()}).dtype
 
 
 _DIM_NAMES = ("dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim")
