@@ -173,3 +173,8 @@ from ._autocast import (  # noqa: E402
 __all__ += ["amp", "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
             "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
             "set_autocast_dtype", "set_autocast_enabled"]
+# vmap and the function transforms (docs/vmap.md)
+from . import func  # noqa: E402
+from .func import vmap  # noqa: E402
+
+__all__ += ["func", "vmap"]

@@ -193,6 +193,10 @@ def empty_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: Devi
     """An uninitialised tensor with t's shape, dtype and device unless given, and t's strides under
     ``memory_format=preserve_format`` (the default) as PyTorch's empty_like."""
     _check_layout(layout, "empty_like")
+    batched = _C._unwrap_batched(t)
+    if batched is not None:  # inside vmap: batched like t (Note [Batched tensors], backend_sdk/_functorch/vmap.py)
+        return _C._make_batched(empty_like(batched[0], dtype=dtype, device=device, requires_grad=requires_grad,
+                                           memory_format=memory_format), batched[1], batched[2])
     fmt = _formats.preserve_format if memory_format is None else _formats._format_of(memory_format, "empty_like")
     strides = _formats.like_strides(t, fmt, "empty_like")
     return empty_strided(list(t.shape), strides, dtype=dtype or t.dtype,
@@ -201,6 +205,9 @@ def empty_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: Devi
 
 
 def _filled_like(t: Tensor, value: Any, requires_grad: bool, **kwargs: Any) -> Tensor:
+    batched = _C._unwrap_batched(t)
+    if batched is not None:  # inside vmap: batched like t (Note [Batched tensors], backend_sdk/_functorch/vmap.py)
+        return _C._make_batched(_filled_like(batched[0], value, requires_grad, **kwargs), batched[1], batched[2])
     if not requires_grad and kwargs["layout"] is None and not kwargs["pin_memory"] and kwargs["memory_format"] is None \
             and t.is_contiguous():  # the hot path (Note [Python hot paths]): preserve_format of a contiguous source
         device = kwargs["device"]

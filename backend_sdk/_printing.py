@@ -70,6 +70,10 @@ def _format_array(values: np.ndarray, fmt, width: int, indent: int, summarise: b
 def tensor_repr(t: "Tensor") -> str:
     from . import _C
 
+    batched = _C._unwrap_batched(t)
+    if batched is not None:  # inside vmap (Note [Batched tensors]): PyTorch's BatchedTensor repr
+        value = "\n".join("    " + line for line in tensor_repr(batched[0]).splitlines())
+        return f"BatchedTensor(lvl={batched[2]}, bdim={batched[1]}, value=\n{value}\n)"
     suffixes = []
     device = t.device
     if device.type != "cpu":

@@ -84,6 +84,9 @@ class _ArrayHolder:
     __slots__ = ("__array_interface__", "_tensor")
 
     def __init__(self, tensor: "Tensor") -> None:
+        if _C._batched_level(tensor):  # its memory is one element's view only (Note [Batched tensors])
+            raise RuntimeError("vmap: numpy() of a batched tensor is not supported inside vmap (it stands for a batch "
+                               "of tensors): Cannot access data pointer of Tensor that doesn't have storage")
         self._tensor = tensor
         self.__array_interface__ = _C._array_interface(tensor)
 

@@ -26,6 +26,7 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
+    "register_vmap",
 ]
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
@@ -743,3 +744,24 @@ def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *, lib: Li
         lib = Library(ns, "FRAGMENT")
         _keep_alive.append(lib)
     lib.impl(name, _make_autocast_kernel(qualname, device_type, cast_inputs), key, with_keyset=True)
+def register_vmap(op: Any, func: Callable | None = None, /, *, lib: Library | None = None) -> Any:
+    """Registers the vmap batching rule of an operator, as ``torch.library.register_vmap`` (decorator or direct).
+
+    ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)``: ``info`` has ``batch_size`` and
+    ``randomness``; ``in_dims`` holds, per positional argument, the dimension vmap maps over (None when the
+    argument is not batched); ``args`` are the tensors with that dimension present. It returns the output and
+    where each output's batch dimension is (an int, None, or a tuple matching the outputs). Without a rule an
+    operator goes through the slow per-element fallback (docs/vmap.md). ``lib`` is accepted for PyTorch's
+    signature; the rule lives as long as the process (a later registration replaces it).
+    """
+    qualname = _qualname(op, "register_vmap")
+
+    def register(fn: Callable) -> Callable:
+        if not callable(fn):
+            raise TypeError(f"register_vmap({qualname}): expected a function, got {type(fn).__name__}")
+        from ._functorch.vmap import register_vmap as _register
+
+        _register(qualname, fn)
+        return fn
+
+    return register(func) if func is not None else register

@@ -493,6 +493,14 @@ class CustomOpDef(_C.OpOverload):
 
         library.register_autograd(self._qualname, backward, setup_context=setup_context)
 
+    def register_vmap(self, fn: Callable | None = None, /) -> Callable:
+        """Registers the vmap rule ``fn(info, in_dims, *args, **kwargs) -> (output, out_dims)`` (decorator or
+        direct), as ``CustomOpDef.register_vmap``; see ``backend_sdk.library.register_vmap``."""
+        from .. import library
+
+        return library.register_vmap(self._qualname, fn) if fn is not None else \
+            (lambda f: library.register_vmap(self._qualname, f))
+
     def __repr__(self) -> str:
         return f"<CustomOpDef({self._qualname})>"
 

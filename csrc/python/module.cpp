@@ -22,6 +22,7 @@ void init_generator(py::module_& m);
 void init_dispatch_guards(py::module_& m);
 void init_autograd(py::module_& m);
 void init_autocast(py::module_& m);
+void init_functorch(py::module_& m);
 
 namespace {
 // Routes C++ warnings (sdk::warn) to Python's warnings module.
@@ -61,6 +62,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_dispatch_guards(m);
   sdk::python::init_autograd(m);
   sdk::python::init_autocast(m);
+  sdk::python::init_functorch(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);
 }

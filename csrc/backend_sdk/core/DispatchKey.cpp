@@ -9,7 +9,8 @@ namespace {
 
 const char* const kFunctionalityNames[kNumFunctionalityKeys] = {
     "Undefined",     "Dense",           "BackendSelect",         "Python",           "Fake",
-    "ADInplaceOrView", "AutogradFunctionality", "Tracer", "AutocastFunctionality", "PythonTLSSnapshot"};
+    "ADInplaceOrView", "AutogradFunctionality", "Tracer", "AutocastFunctionality",
+    "FuncTorchBatched", "FuncTorchVmapMode", "PythonTLSSnapshot"};
 
 const char* const kBackendNames[kNumBackends + 1] = {"Invalid", "CPU", "Meta", "PrivateUse1", "PrivateUse2",
                                                      "PrivateUse3"};

@@ -48,6 +48,10 @@ enum class DispatchKey : uint16_t {
   AutogradFunctionality,  // per-backend
   Tracer,
   AutocastFunctionality,  // per-backend
+  // vmap (Note [Batched tensors], backend_sdk/_functorch/vmap.py), where c10 places them: above
+  // Autograd and Autocast, so batching rules see (and autograd records) the unbatched values.
+  FuncTorchBatched,    // carried by batched tensors
+  FuncTorchVmapMode,   // thread-included while a vmap runs: random operators and factories
   PythonTLSSnapshot,
   EndOfFunctionalityKeys,
 

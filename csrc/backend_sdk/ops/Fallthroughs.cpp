@@ -23,3 +23,7 @@ SDK_FALLTHROUGH(AutocastMeta)
 SDK_FALLTHROUGH(AutocastPrivateUse1)
 SDK_FALLTHROUGH(AutocastPrivateUse2)
 SDK_FALLTHROUGH(AutocastPrivateUse3)
+
+// Thread-included while a vmap runs (Note [Batched tensors], backend_sdk/_functorch/vmap.py): only
+// the random operators have kernels there (registered from Python); every other operator skips it.
+SDK_FALLTHROUGH(FuncTorchVmapMode)
