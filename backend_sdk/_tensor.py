@@ -106,6 +106,14 @@ class Tensor(_C.TensorBase):
             array = array.view(ml_dtypes.bfloat16)
         return array
 
+    @staticmethod
+    def _make_wrapper_subclass(cls: type, size: Any, **kwargs: Any) -> Any:
+        """A data-less instance of ``cls`` with the Python dispatch key, as torch.Tensor's (keyword arguments
+        strides, storage_offset, dtype, layout, device, requires_grad...; Note [Python dispatch])."""
+        from ._python_dispatch_impl import _make_wrapper_subclass
+
+        return _make_wrapper_subclass(cls, size, **kwargs)
+
     # ---- new_* factories and *_as views, as torch.Tensor's -------------------------------------------------
     def _new_kwargs(self, dtype: Any, device: Any) -> dict:
         return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
