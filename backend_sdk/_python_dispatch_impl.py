@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterator
 
 from . import _C
 from ._tensor import Tensor
+from .library import _register_fallback
 
 __all__: list[str] = []  # internal: the public names are in backend_sdk.utils._python_dispatch
 
@@ -164,6 +165,15 @@ def _python_name(op: Any) -> str:
     return f"backend_sdk.ops.{ns}.{rest}"
 
 
+def _handle(owner: Any, cls: type, op: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+    """Steps 2 and 3 of Note [Python dispatch] for one handler: its registered rule, else __torch_dispatch__
+    (owner is the mode object or the subclass)."""
+    rule = _rule_for(op, cls)
+    if rule is not None:
+        return rule(owner, op, types, args, kwargs)
+    return owner.__torch_dispatch__(op, types, args, kwargs)
+
+
 def _python_key_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     overloaded = _overloaded_types(args, kwargs)
     types = tuple(overloaded)
@@ -171,19 +181,11 @@ def _python_key_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any
     if _mode_stack():
         with _pop_mode_temporarily() as mode:
             mode_obj = mode
-            rule = _rule_for(op, type(mode))
-            if rule is not None:
-                result = rule(mode, op, types, args, kwargs)
-            else:
-                result = mode.__torch_dispatch__(op, types, args, kwargs)
+            result = _handle(mode, type(mode), op, types, args, kwargs)
         if result is not NotImplemented:
             return result
     for cls in overloaded:
-        rule = _rule_for(op, cls)
-        if rule is not None:
-            result = rule(cls, op, types, args, kwargs)
-        else:
-            result = cls.__torch_dispatch__(op, types, args, kwargs)
+        result = _handle(cls, cls, op, types, args, kwargs)
         if result is not NotImplemented:
             return result
     if mode_obj is None and not overloaded:
@@ -231,20 +233,8 @@ def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage
         )
     size = [int(s) for s in size]
     strides = None if strides is None else [int(s) for s in strides]
-    _install()
     return _C._make_python_key_tensor(cls, size, strides, storage_offset, dtype, device, bool(requires_grad))
 
 
-_fallback_lib = None
-
-
-def _install() -> None:
-    global _fallback_lib
-    if _fallback_lib is None:
-        from .library import Library
-
-        _fallback_lib = Library("_", "IMPL", "Python")
-        _fallback_lib.fallback(_python_key_fallback)
-
-
-_install()
+# The fallback holds for the process (the Library is never destroyed); importing this module installs it.
+_fallback_lib = _register_fallback("Python", _python_key_fallback)

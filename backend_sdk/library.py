@@ -280,6 +280,14 @@ class Library:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
 
 
+def _register_fallback(dispatch_key: str, fn: Callable) -> Library:
+    """A Library holding fn(op, keyset, args, kwargs) as the boxed fallback of dispatch_key, for every
+    operator (the Fake and Python keys' fallbacks); the caller keeps it alive."""
+    lib = Library("_", "IMPL", dispatch_key)
+    lib.fallback(fn)
+    return lib
+
+
 @contextlib.contextmanager
 def _scoped_library(*args: Any, **kwargs: Any) -> Iterator[Library]:
     """``with _scoped_library(ns, kind) as lib:`` a Library destroyed when the block ends, as PyTorch's."""

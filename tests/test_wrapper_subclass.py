@@ -251,3 +251,56 @@ def test_plain_tensor_with_lost_class_is_refused_not_crashed():
     t.__class__ = bs.Tensor
     with pytest.raises(RuntimeError, match="carries the Python dispatch key"):
         t + 1
+
+
+def test_subclass_and_mode_on_the_python_backend():
+    # pyaccel (samples/python_backend) renames a PrivateUse backend once per process: a subprocess
+    from test_python_backend import run_python
+
+    result = run_python("""
+        import numpy as np
+        import backend_sdk as bs
+        import pyaccel
+        from tests.test_wrapper_subclass import QuantizedTensor
+        from tests.test_python_dispatch import LoggingMode
+        w = bs.tensor([[0.5, -1.0], [0.25, 2.0]]).to("pyaccel:0")
+        q = QuantizedTensor.quantize(w, requires_grad=True)
+        assert q.device == bs.device("pyaccel:0") and q.qdata.device == q.device
+        x = bs.tensor([1.0, 3.0]).to("pyaccel:0")
+        with LoggingMode() as mode:
+            y = (q @ x).sum()
+            y.backward()
+        assert "aten::mv" in mode.log or "aten::mm" in mode.log, mode.log
+        np.testing.assert_allclose(q.grad.cpu().numpy(), [[1.0, 3.0], [1.0, 3.0]])
+        import warnings
+        warnings.simplefilter("ignore")  # pyaccel runs some operators through its CPU fallback
+        with bs.no_grad():
+            q.add_(q.grad, alpha=-0.1)  # in place through the subclass, stored quantised on pyaccel
+        assert isinstance(q, QuantizedTensor) and q.qdata.device == q.device
+        np.testing.assert_allclose(q.dequantize().cpu().numpy(), [[0.4, -1.3], [0.15, 1.7]], atol=2e-2)
+        print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stdout + result.stderr
+
+
+def test_no_reference_cycles_or_leaks():
+    import weakref
+
+    # a wrapper and its inner tensor die with the last Python reference (no cycle through the TensorImpl)
+    inner = bs.ones(3)
+    t = Tagged(inner, "w")
+    refs = [weakref.ref(t), weakref.ref(inner)]
+    del t, inner
+    assert [r() for r in refs] == [None, None]
+    # parked state (Note [Python key tensors]) goes with the TensorImpl that held it
+    inner = bs.ones(3)
+    a = Tagged(inner, "p")
+    b = bs.ones(3, requires_grad=True)
+    c = b * a  # the graph saves a
+    inner_ref = weakref.ref(inner)
+    del a, inner
+    assert inner_ref() is not None  # parked with a's class in a's TensorImpl, which the graph holds
+    c.sum().backward()
+    del c, b
+    gc.collect()
+    assert inner_ref() is None
