@@ -7,8 +7,8 @@ Two things put the ``Python`` dispatch key into a call's key set, as in PyTorch:
     ``Tensor._make_wrapper_subclass`` (see Note [Python key tensors],
     csrc/python/PyPythonDispatch.h);
   * an active ``TorchDispatchMode``: while this thread's mode stack is not empty,
-    ``Python`` is in the thread's included keys (one include guard, taken when the
-    stack becomes non-empty and released when it becomes empty again).
+    ``Python`` is in the thread's included keys (set when the stack becomes
+    non-empty, cleared when it becomes empty again: the stack owns that bit).
 ``Python`` sits below ``Autograd`` and ``ADInplaceOrView`` in c10's order (Note
 [DispatchKey layout]), so autograd records a call before the Python key sees it,
 the Python key sees the aten operators that CompositeImplicitAutograd kernels
@@ -43,7 +43,7 @@ import contextlib
 import threading
 from typing import Any, Callable, Iterator
 
-from . import _C
+from . import _C, _formats
 from ._tensor import Tensor
 from .library import _register_fallback
 
@@ -53,19 +53,17 @@ _tls = threading.local()
 
 
 def _mode_stack() -> list[Any]:
-    stack = getattr(_tls, "stack", None)
-    if stack is None:
+    try:
+        return _tls.stack
+    except AttributeError:
         stack = _tls.stack = []
-        _tls.guard = None
-    return stack
+        return stack
 
 
 def _push_mode(mode: Any) -> None:
     stack = _mode_stack()
     if not stack:
-        guard = _C._IncludeDispatchKeyGuard(_C.DispatchKey.Python)
-        guard.__enter__()
-        _tls.guard = guard
+        _C._set_python_dispatch_included(True)
     stack.append(mode)
 
 
@@ -74,9 +72,8 @@ def _pop_mode() -> Any:
     if not stack:
         raise AssertionError("Trying to pop from an empty mode stack")
     mode = stack.pop()
-    if not stack and _tls.guard is not None:
-        _tls.guard.__exit__(None, None, None)
-        _tls.guard = None
+    if not stack:
+        _C._set_python_dispatch_included(False)
     return mode
 
 
@@ -130,30 +127,28 @@ def _has_torch_dispatch(cls: type) -> bool:
     return getattr(cls, "__torch_dispatch__", None) is not None
 
 
+def _add_overloaded(found: list[type], obj: Any) -> None:
+    cls = type(obj)
+    if cls in found or not _C._has_python_key(obj) or not _has_torch_dispatch(cls):
+        return
+    for i, other in enumerate(found):  # a subclass goes before its first base already in the list
+        if issubclass(cls, other):
+            found.insert(i, cls)
+            return
+    found.append(cls)
+
+
 def _overloaded_types(args: tuple, kwargs: dict) -> list[type]:
-    """The overloaded classes of Note [Python dispatch] step 1."""
+    """The overloaded classes of Note [Python dispatch] step 1. Schema arguments are tensors or lists of
+    tensors (Tensor[], Tensor?[]), never deeper."""
     found: list[type] = []
-
-    def visit(obj: Any) -> None:
+    for obj in (*args, *kwargs.values()) if kwargs else args:
         if isinstance(obj, Tensor):
-            cls = type(obj)
-            if cls in found or not _C._has_python_key(obj) or not _has_torch_dispatch(cls):
-                return
-            # a subclass goes before its first base already in the list
-            for i, other in enumerate(found):
-                if issubclass(cls, other):
-                    found.insert(i, cls)
-                    return
-            found.append(cls)
+            _add_overloaded(found, obj)
         elif isinstance(obj, (list, tuple)):
-            for o in obj:
-                visit(o)
-        elif isinstance(obj, dict):
-            for o in obj.values():
-                visit(o)
-
-    visit(args)
-    visit(kwargs)
+            for item in obj:
+                if isinstance(item, Tensor):
+                    _add_overloaded(found, item)
     return found
 
 
@@ -179,9 +174,11 @@ def _python_key_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any
     types = tuple(overloaded)
     mode_obj = None
     if _mode_stack():
-        with _pop_mode_temporarily() as mode:
-            mode_obj = mode
-            result = _handle(mode, type(mode), op, types, args, kwargs)
+        mode_obj = _pop_mode()  # as _pop_mode_temporarily, without a generator per call
+        try:
+            result = _handle(mode_obj, type(mode_obj), op, types, args, kwargs)
+        finally:
+            _push_mode(mode_obj)
         if result is not NotImplemented:
             return result
     for cls in overloaded:
@@ -219,8 +216,6 @@ def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage
     if not _has_torch_dispatch(cls):
         raise TypeError(f"_make_wrapper_subclass(): {cls.__qualname__} must define __torch_dispatch__, "
                         f"which runs every operator on its instances")
-    from . import _formats
-
     if layout is not None and layout is not _formats.strided:
         raise RuntimeError(f"_make_wrapper_subclass(): only the strided layout is supported, got layout {layout!r}")
     if memory_format is not None and memory_format is not _formats.contiguous_format:
@@ -235,6 +230,10 @@ def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage
     strides = None if strides is None else [int(s) for s in strides]
     return _C._make_python_key_tensor(cls, size, strides, storage_offset, dtype, device, bool(requires_grad))
 
+
+# Tensor._make_wrapper_subclass (backend_sdk/_tensor.py) imports this module on its first call; from then
+# on the class calls this function directly, without an import per call.
+Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)  # type: ignore[method-assign]
 
 # The fallback holds for the process (the Library is never destroyed); importing this module installs it.
 _fallback_lib = _register_fallback("Python", _python_key_fallback)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/LocalDispatchKeySet.h>
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/runtime/DeviceGuard.h>
@@ -116,6 +117,17 @@ void init_python_dispatch(py::module_& m) {
         py::arg("storage_offset"), py::arg("dtype"), py::arg("device"), py::arg("requires_grad"),
         "A data-less instance of cls carrying the Python key (Note [Python key tensors]); "
         "Tensor._make_wrapper_subclass is its public face.");
+  // Note [Python dispatch] (backend_sdk/_python_dispatch_impl.py): the mode stack owns the Python key's
+  // place in this thread's included set; a plain set (no guard object) keeps a mode's handler cheap.
+  m.def(
+      "_set_python_dispatch_included",
+      [](bool included) {
+        LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+        const DispatchKeySet python(DispatchKey::Python);
+        tls.included = included ? (tls.included | python) : (tls.included - python);
+        tls_set_local_dispatch_key_set(tls);
+      },
+      py::arg("included"), "Adds or removes the Python key in this thread's included dispatch keys.");
   m.def(
       "_has_python_key", [](py::handle obj) { return is_tensor(obj.ptr()) && has_python_key(unpack_tensor(obj.ptr())); },
       py::arg("obj"), "True if obj is a tensor carrying the Python dispatch key.");
