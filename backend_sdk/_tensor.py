@@ -283,6 +283,9 @@ class Tensor(_C.TensorBase):
     def __repr__(self) -> str:
         from ._printing import tensor_repr
 
+        if _C._has_python_key(self):  # a wrapper subclass without a __repr__: no data of its own to print
+            return (f"{type(self).__name__}(size={tuple(self.shape)}, dtype={self.dtype}, "
+                    f"device='{self.device}'{', requires_grad=True' if self.requires_grad else ''})")
         return tensor_repr(self)
 
     __str__ = __repr__

@@ -304,3 +304,30 @@ def test_no_reference_cycles_or_leaks():
     del c, b
     gc.collect()
     assert inner_ref() is None
+
+
+def test_reading_a_wrappers_own_data_is_an_error_not_a_crash():
+    class Bare(bs.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = bs.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
+                                                  requires_grad=True)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return func(*[a.elem if isinstance(a, Bare) else a for a in args], **(kwargs or {}))
+
+    b = Bare(bs.ones(2))
+    assert repr(b) == "Bare(size=(2,), dtype=backend_sdk.float32, device='cpu', requires_grad=True)"
+    with pytest.raises(RuntimeError, match="Cannot access data pointer of Tensor that doesn't have storage"):
+        b.numpy()
+    with pytest.raises(RuntimeError, match="Cannot access data pointer"):
+        np.asarray(b)
+    with pytest.raises(RuntimeError, match="Cannot access data pointer.*Bare is a wrapper subclass"):
+        b.data_ptr()
+    with pytest.raises(RuntimeError, match="Cannot access data pointer"):
+        bs.utils.dlpack.to_dlpack(b)
+    # what dispatches works: sum() goes through __torch_dispatch__ to the inner tensor
+    assert b.sum().item() == 2.0

@@ -355,7 +355,12 @@ PyObject* m_storage_offset(PyObject* self, PyObject*) {
 }
 PyObject* m_is_contiguous(PyObject* self, PyObject*) { return PyBool_FromLong(unpack_tensor(self).is_contiguous()); }
 PyObject* m_data_ptr(PyObject* self, PyObject*) {
+  SDK_HANDLE_ERRORS_BEGIN
+  // Note [Python key tensors] (PyPythonDispatch.h): a wrapper subclass has no memory of its own.
+  SDK_CHECK(!has_python_key(unpack_tensor(self)), "Cannot access data pointer of Tensor that doesn't have "
+            "storage: ", Py_TYPE(self)->tp_name, " is a wrapper subclass (its data is in its inner tensors)");
   return PyLong_FromVoidPtr(unpack_tensor(self).data_ptr());
+  SDK_HANDLE_ERRORS_END(nullptr)
 }
 PyObject* m_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }
 PyObject* m_is_same(PyObject* self, PyObject* other) {
