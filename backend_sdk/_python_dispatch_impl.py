@@ -87,8 +87,9 @@ def _pop_mode_temporarily() -> Iterator[Any]:
         _push_mode(mode)
 
 
-# (qualified operator name, class) -> rule, from library.register_torch_dispatch
-_rules: dict[tuple[str, type], Callable] = {}
+# (qualified operator name, class) -> its rules from library.register_torch_dispatch, newest last: the newest
+# one applies, and removing it (its Library destroyed) brings the previous one back.
+_rules: dict[tuple[str, type], list[Callable]] = {}
 _rules_lock = threading.Lock()
 
 
@@ -96,16 +97,15 @@ def _register_rule(qualname: str, cls: type, fn: Callable) -> Callable[[], None]
     """Makes fn the rule of (operator, cls); returns the function that removes it again."""
     key = (qualname, cls)
     with _rules_lock:
-        previous = _rules.get(key)
-        _rules[key] = fn
+        _rules.setdefault(key, []).append(fn)
 
     def remove() -> None:
         with _rules_lock:
-            if _rules.get(key) is fn:
-                if previous is None:
+            stack = _rules.get(key)
+            if stack is not None and fn in stack:
+                stack.remove(fn)
+                if not stack:
                     del _rules[key]
-                else:
-                    _rules[key] = previous
 
     return remove
 
@@ -120,7 +120,10 @@ def _drop_rules(qualnames: list[str]) -> None:
 
 def _rule_for(op: Any, cls: type) -> Callable | None:
     # op.__name__ is the name library._qualname gives ('ns::name' for a default overload)
-    return _rules.get((op.__name__, cls)) if _rules else None
+    if not _rules:
+        return None
+    stack = _rules.get((op.__name__, cls))
+    return stack[-1] if stack else None
 
 
 def _has_torch_dispatch(cls: type) -> bool:

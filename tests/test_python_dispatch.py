@@ -485,3 +485,23 @@ def test_pytree_errors_and_registration():
     assert (out[0].a, out[0].b) == (2, 3)
     t = bs.ones(2)
     assert pytree.tree_leaves({"t": t})[0] is t
+
+
+def test_register_torch_dispatch_newest_wins_and_removal_restores():
+    x = LoggingTensor(bs.ones(1))
+
+    def rule(value):
+        return lambda cls, func, types, args, kwargs: LoggingTensor(bs.full([1], value))
+
+    with library._scoped_library("aten", "FRAGMENT") as first:
+        library.register_torch_dispatch("aten::neg", LoggingTensor, rule(1.0), lib=first)
+        with library._scoped_library("aten", "FRAGMENT") as second:
+            library.register_torch_dispatch("aten::neg", LoggingTensor, rule(2.0), lib=second)
+            assert bs.neg(x).elem.item() == 2.0
+        assert bs.neg(x).elem.item() == 1.0  # the older rule is back
+        with library._scoped_library("aten", "FRAGMENT") as third:
+            library.register_torch_dispatch("aten::neg", LoggingTensor, rule(3.0), lib=third)
+            first._destroy()  # removing an older rule leaves the newest in place
+            assert bs.neg(x).elem.item() == 3.0
+        # every rule gone: the class's own handler
+    assert bs.neg(x).elem.item() == -1.0
