@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _C
+from ._ops import ops
 from ._tensor import Tensor
 
 __all__ = ["is_tensor", "numel", "install"]
@@ -91,6 +92,36 @@ def install() -> None:
     Tensor.H = property(lambda self: self.transpose(0, 1) if self.dim() == 2 else _matrix_only(self),
                         doc="the conjugate transpose of a matrix")
     Tensor.is_cuda = property(lambda self: False, doc="False: the SDK has no CUDA device")
+    Tensor.swapdims = Tensor.swapaxes = _swapdims
+    for name, view in _INPLACE_VIEWS.items():
+        setattr(Tensor, name, _inplace_view(name, view))
+
+
+def _swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """transpose(dim0, dim1): PyTorch's alias."""
+    return self.transpose(dim0, dim1)
+
+
+# The in-place view operators: self takes the geometry of the view (aten::as_strided_, which checks it,
+# bumps the version and records autograd as an in-place operator).
+_INPLACE_VIEWS: dict[str, Any] = {
+    "transpose_": Tensor.transpose,
+    "swapdims_": Tensor.transpose,
+    "swapaxes_": Tensor.transpose,
+    "t_": lambda self: self.t(),
+    "squeeze_": Tensor.squeeze,
+    "unsqueeze_": Tensor.unsqueeze,
+}
+
+
+def _inplace_view(name: str, view: Any) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        v = view(self.detach(), *args, **kwargs)
+        return ops.aten.as_strided_.default(self, list(v.shape), list(v.stride()), v.storage_offset())
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In place: self becomes its {name[:-1]} view (same storage, new sizes and strides)."
+    return method
 
 
 def _matrix_only(self: Tensor) -> Tensor:

@@ -8,6 +8,8 @@ engine in ``graph``; ``Function`` is the custom-function API.
 """
 from __future__ import annotations
 
+import warnings
+
 import weakref
 from typing import Any, Sequence
 
@@ -111,6 +113,14 @@ def _roots(outputs: Sequence[Any]) -> list[tuple[Any, int]]:
     return roots
 
 
+_CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak."
+)
+
+
 def backward(
     tensors: Any,
     grad_tensors: Any = None,
@@ -124,6 +134,8 @@ def backward(
                         else [grad_tensors])
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:  # PyTorch's engine warns when it accumulates with create_graph (once per call site here)
+        warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=2)
     roots = _roots(outputs)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
@@ -135,15 +147,12 @@ def backward(
     for t, (n, _) in zip(ins, capture):
         if n is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    res = run_backward(roots, grads, retain_graph, create_graph, capture)
-    for t, g in zip(ins, res or []):
-        if isinstance(t, GradientEdge):  # an edge: only a leaf's accumulator has a .grad to fill
-            t = t.node.variable if isinstance(t.node, AccumulateGrad) else None
-        if g is None or t is None:
-            continue
-        if not create_graph:
-            g = _detach_tensor(g)
-        _C._accumulate_into_leaf(t, g, create_graph)
+    # The captured nodes run (Note [Autograd engine]): leaves accumulate there, with their hooks; a
+    # non-leaf input retains its grad first, as PyTorch's run_backward makes it.
+    for t in ins:
+        if not isinstance(t, GradientEdge) and t.grad_fn is not None:
+            t.retain_grad()
+    run_backward(roots, grads, retain_graph, create_graph, capture, accumulate_targets=True)
 
 
 def grad(
@@ -310,6 +319,21 @@ def _install_tensor_api() -> None:
         hooks = node._pre_hooks.setdefault(self._ag_nr, [])
         return _RemovableHandle(hooks, hook)._add()
 
+    def register_post_accumulate_grad_hook(self: Any, hook: Any) -> Any:
+        """hook(tensor) runs after backward accumulated a gradient into this leaf's ``.grad``; it returns
+        None (an optimizer step per parameter, as PyTorch's)."""
+        if not _C._requires_grad_flag(self):
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._ag_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .graph import _RemovableHandle
+
+        hooks = self.__dict__.get("_ag_post_acc_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_ag_post_acc_hooks"] = []
+            _C._set_leaf_py_hooks(self, True)  # the engine accumulates this leaf through Python
+        return _RemovableHandle(hooks, hook)._add()
+
     def tensor_backward(self: Any, gradient: Any = None, retain_graph: bool | None = None,
                         create_graph: bool = False, inputs: Any = None) -> None:
         """Computes the gradient of this tensor with respect to the graph leaves (see autograd.backward)."""
@@ -330,8 +354,53 @@ def _install_tensor_api() -> None:
     def _get_data(self: Any) -> Any:
         return _detach_tensor(self)
 
+    def _set_data(self: Any, new: Any) -> None:
+        from .._tensor import Tensor as _Tensor
+
+        if not isinstance(new, _Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.device != self.device or new.dtype != self.dtype:
+            # PyTorch allows another dtype here (shallow_copy_from); our TensorImpl keeps its dtype.
+            raise RuntimeError(
+                f"Attempted to call `variable.set_data(tensor)`, but `variable` ({self.dtype}, {self.device}) and "
+                f"`tensor` ({new.dtype}, {new.device}) have incompatible tensor type.")
+        _C._sync_metadata(self, new)  # self takes new's storage, sizes, strides and offset; keeps its autograd state
+
+    def _refuse_deletion(message: str) -> Any:
+        def deleter(self: Any) -> None:
+            raise RuntimeError(message)
+
+        return deleter
+
+    def _set_backward_hooks(self: Any, hooks: Any) -> None:
+        # PyTorch's hook dict; the engine runs the hooks it holds at assignment (a snapshot).
+        self.__dict__["_ag_hooks_dict"] = hooks
+        if not _C._requires_grad_flag(self):
+            return
+        fns = list(hooks.values()) if hooks else []
+        node = self._ag_fn
+        if node is None:
+            self._ag_hooks = fns
+            _C._set_leaf_py_hooks(self, True)
+        else:
+            if node._pre_hooks is None:
+                node._pre_hooks = {}
+            node._pre_hooks[self._ag_nr] = fns
+
+    def _get_backward_hooks(self: Any) -> Any:
+        if "_ag_hooks_dict" in self.__dict__:
+            return self.__dict__["_ag_hooks_dict"]
+        node = self._ag_fn
+        hooks = self._ag_hooks if node is None else (node._pre_hooks or {}).get(self._ag_nr)
+        if not hooks:
+            return None
+        import collections
+
+        return collections.OrderedDict(enumerate(hooks))
+
     Tensor.requires_grad_ = requires_grad_
     Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad,
+                                    _refuse_deletion("requires_grad must be a bool"),
                                     doc="True if gradients are computed for this tensor.")
     Tensor.grad = property(_get_grad, _set_grad, _del_grad, doc="The gradient accumulated by backward(), or None.")
     Tensor.grad_fn = property(_get_grad_fn, doc="The node that created this tensor (None for leaves).")
@@ -340,10 +409,19 @@ def _install_tensor_api() -> None:
     Tensor.retain_grad = retain_grad
     Tensor.retains_grad = property(_get_retains_grad, doc="True if backward() populates .grad of this non-leaf.")
     Tensor.register_hook = register_hook
+    Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
     Tensor.backward = tensor_backward
     Tensor.detach = detach
     Tensor.detach_ = detach_
-    Tensor.data = property(_get_data, doc="This tensor detached from the graph.")
+    Tensor.data = property(_get_data, _set_data, _refuse_deletion("Deleting tensor data is not allowed. Delete tensor "
+                                                                  "instead!"),
+                           doc="This tensor detached from the graph; assigning a tensor makes this one share its "
+                               "memory and shape.")
+    Tensor._grad_fn = property(_get_grad_fn, None,
+                               _refuse_deletion("Deletion of _grad_fn not allowed. Detach tensor instead!"))
+    Tensor._backward_hooks = property(_get_backward_hooks, _set_backward_hooks,
+                                      _refuse_deletion("Deletion of _backwards_hooks not allowed!"),
+                                      doc="The tensor hooks registered with register_hook, by order, or None.")
 
 
 def _install() -> None:

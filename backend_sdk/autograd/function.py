@@ -215,8 +215,7 @@ class Function(metaclass=_FunctionMeta):
         in_meta = [TensorMeta(a) if _is_tensor(a) else None for a in args]
 
         def run(grads: list[Any]) -> list[Any]:
-            if ctx._released:
-                raise RuntimeError(_SECOND_BACKWARD)
+            # A released node runs again (PyTorch's PyNode too): only reading ctx.saved_tensors is refused.
             if ctx.materialize_grads:
                 from .. import zeros
 

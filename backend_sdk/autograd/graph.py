@@ -17,6 +17,7 @@ Both have the same Python interface (``name()``, ``next_functions``, ``apply``, 
 from __future__ import annotations
 
 import abc
+import sys
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import _C
@@ -74,7 +75,26 @@ class Node(metaclass=abc.ABCMeta):
         self._hooks.append(fn)
         return _RemovableHandle(self._hooks, fn)
 
+    def register_prehook(self, fn: Callable) -> Any:
+        """fn(grad_outputs) runs before this node (after the tensor hooks of its outputs) and only when the
+        node runs; it may return replacement grad_outputs (a tuple, one per gradient)."""
+        prehooks = self._prehooks
+        if prehooks is None:
+            prehooks = []
+            self._prehooks = prehooks
+        return _RemovableHandle(prehooks, fn)._add()
+
+    @property
+    def _prehooks(self) -> list[Callable] | None:
+        return self.__dict__.get("_prehooks_list")
+
+    @_prehooks.setter
+    def _prehooks(self, value: list[Callable] | None) -> None:
+        self.__dict__["_prehooks_list"] = value
+
     def __call__(self, *grads: Any) -> Any:
+        if len(grads) != self.num_outputs:
+            raise TypeError(f"expected {self.num_outputs} arguments, got {len(grads)} instead")
         out = self.apply(list(grads))
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -103,7 +123,7 @@ class _RemovableHandle:
 AccumulateGrad = _C.AccumulateGrad  # type(node).__name__ is PyTorch's "AccumulateGrad"
 Node.register(_C._CppNode)
 # C++ nodes share the Python interface of Node (Note [Node Python state] keeps their hook state).
-for _name in ("register_hook", "__call__", "__repr__"):
+for _name in ("register_hook", "register_prehook", "__call__", "__repr__"):
     setattr(_C._CppNode, _name, getattr(Node, _name))
 del _name
 
@@ -208,9 +228,7 @@ def _expandable_to(shape: tuple, desired: tuple) -> bool:
 def _apply_tensor_hooks(node: Node, buf: list[Any]) -> None:
     if node._pre_hooks:
         for nr, hooks in node._pre_hooks.items():
-            for h in list(hooks):
-                if buf[nr] is None:
-                    continue
+            for h in list(hooks):  # also when no gradient reached this output: the hook sees None
                 buf[nr] = check_hook_result(buf[nr], h(buf[nr]), h)
     if node._retains:
         for nr, ref in node._retains.items():
@@ -236,9 +254,35 @@ def _leaf_tensor_hooks(var: Any, g: Any) -> Any:
 
 
 def _accumulate_into_leaf(node: Any, g: Any, create_graph: bool) -> None:
-    """The engine's callback for a leaf with Python hooks: runs them, then accumulates in C++."""
+    """The engine's callback for a leaf with Python hooks or an AccumulateGrad with Python state."""
+    accumulate_with_hooks(node, g, create_graph, tensor_hooks=True)
+
+
+def accumulate_with_hooks(node: Any, g: Any, create_graph: bool, tensor_hooks: bool) -> None:
+    """What PyTorch's AccumulateGrad does at a leaf, hooks in their order (Note [Autograd engine]):
+    the leaf's tensor hooks (unless the caller ran them), the node's prehooks, the accumulation, the
+    leaf's post-accumulate-grad hooks, the node's hooks (``hook((), (grad,))``)."""
     var = node.variable
-    _C._accumulate_into_leaf(var, _leaf_tensor_hooks(var, g), create_graph)
+    received = g
+    if tensor_hooks:
+        g = _leaf_tensor_hooks(var, g)
+    if node._prehooks:
+        g = _accumulate_prehooks(node._prehooks, g)
+    # The first gradient becomes .grad itself when nothing else refers to it (PyTorch steals it). The
+    # C++ count also sees the engine's and the bindings' references, so Python decides from its own:
+    # ``g`` and getrefcount's argument; while g is the gradient received, also ``received``, the
+    # engine callback's local and the bindings' argument.
+    sole = sys.getrefcount(g) <= (5 if g is received else 2)  # not inside the call: its argument counts
+    _C._accumulate_into_leaf(var, g, create_graph, sole)
+    post = var.__dict__.get("_ag_post_acc_hooks")
+    if post:
+        for h in list(post):
+            if h(var) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    hooks = node._hooks
+    if hooks:
+        for h in list(hooks):
+            h((), (g,))
 
 
 def _run_node_hooks(node: Any, outs: list[Any], buf: list[Any]) -> list[Any]:
@@ -252,7 +296,26 @@ def _run_node_hooks(node: Any, outs: list[Any], buf: list[Any]) -> list[Any]:
     return list(outs)
 
 
-_C._set_engine_callbacks(_apply_tensor_hooks, _run_node_hooks, _accumulate_into_leaf)
+def _accumulate_prehooks(prehooks: list[Callable], g: Any) -> Any:
+    """An AccumulateGrad's prehooks, each may replace the gradient (returns the last one)."""
+    for h in list(prehooks):
+        r = h((g,))
+        if r is not None:
+            (g,) = _check_node_hook_result((g,), r, h)
+    return g
+
+
+def _run_node_prehooks(node: Any, buf: list[Any]) -> None:
+    """The engine's callback before a node with Python state runs: its prehooks may replace the gradients."""
+    prehooks = node._prehooks
+    if prehooks:
+        for h in list(prehooks):
+            r = h(tuple(buf))
+            if r is not None:
+                buf[:] = _check_node_hook_result(tuple(buf), r, h)
+
+
+_C._set_engine_callbacks(_apply_tensor_hooks, _run_node_hooks, _accumulate_into_leaf, _run_node_prehooks)
 
 
 def run_backward(
@@ -261,6 +324,7 @@ def run_backward(
     keep_graph: bool,
     create_graph: bool,
     capture: Sequence[tuple[Any, int]] | None = None,
+    accumulate_targets: bool = False,
 ) -> list[Any] | None:
     """Runs the graph from roots (each (node, output_nr) with its gradient) in the C++ engine
     (Note [Autograd engine], csrc/backend_sdk/autograd/detail/Engine.h).
@@ -268,12 +332,14 @@ def run_backward(
     Without ``capture`` gradients accumulate into leaves' ``.grad`` (Tensor.backward).
     With it, the gradients reaching those edges are returned and nothing is
     accumulated (autograd.grad); only nodes on a path to a captured edge run.
+    With ``accumulate_targets`` too (backward(inputs=...)) the captured nodes run
+    themselves: a leaf's AccumulateGrad accumulates into ``.grad`` with its hooks.
     """
     task = _graph_api._begin_task_of(roots, capture) if _graph_api._track_tasks[0] else None
     try:
         captured = _C._run_backward(list(roots), list(grads), keep_graph, create_graph,
-                                    None if capture is None else list(capture))
-        if capture is not None:  # a captured leaf's tensor hooks run too, as PyTorch's capture hooks
+                                    None if capture is None else list(capture), accumulate_targets)
+        if capture is not None and not accumulate_targets:  # a captured leaf's tensor hooks run too
             captured = [_leaf_tensor_hooks(n.variable, g) if g is not None and isinstance(n, AccumulateGrad) else g
                         for (n, _), g in zip(capture, captured)]
         return captured

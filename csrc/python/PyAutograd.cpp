@@ -118,6 +118,7 @@ variable_list from_py_list(py::handle l) {
 py::object* g_pre_hooks = nullptr;    // (node, grads list) -> None, mutates the list
 py::object* g_post_hooks = nullptr;   // (node, outputs list, grads list) -> outputs list
 py::object* g_accumulate = nullptr;   // (AccumulateGrad, grad, create_graph) -> None
+py::object* g_node_pre_hooks = nullptr;  // (node, grads list) -> None, mutates the list
 
 void engine_pre(Node& n, variable_list& grads) {
   py::gil_scoped_acquire gil;
@@ -132,12 +133,33 @@ void engine_post(Node& n, variable_list& outs, const variable_list& grads) {
   outs = from_py_list(r);
 }
 
+// Whether the node has prehooks, read without calling into Python code: most nodes with Python
+// state (every Python node) have none, and this runs once per node of a backward.
+bool has_prehooks(Node& n) {
+  PyObject* list = nullptr;
+  if (auto* p = dynamic_cast<PyNode*>(&n)) {
+    PyObject** dict = _PyObject_GetDictPtr(p->obj);
+    if (dict != nullptr && *dict != nullptr) list = PyDict_GetItemString(*dict, "_prehooks_list");
+  } else if (n.py_state != nullptr) {
+    list = PyDict_GetItemString(static_cast<PyObject*>(n.py_state), "_prehooks");
+  }
+  return list != nullptr && PyList_Check(list) && PyList_GET_SIZE(list) > 0;
+}
+
+void engine_node_pre(Node& n, variable_list& grads) {
+  py::gil_scoped_acquire gil;
+  if (!has_prehooks(n)) return;
+  py::list buf = to_py_list(grads, n.num_inputs());
+  (*g_node_pre_hooks)(node_to_py(n.shared_from_this()), buf);
+  grads = from_py_list(buf);
+}
+
 void engine_accumulate(AccumulateGrad& n, const Tensor& g, bool create_graph) {
   py::gil_scoped_acquire gil;
   (*g_accumulate)(node_to_py(n.shared_from_this()), g, create_graph);
 }
 
-const autograd::EngineHooks g_engine_hooks{&engine_pre, &engine_post, &engine_accumulate};
+const autograd::EngineHooks g_engine_hooks{&engine_pre, &engine_post, &engine_accumulate, &engine_node_pre};
 
 autograd::edge_list edges_from_py(py::handle seq) {
   autograd::edge_list edges;
@@ -257,17 +279,19 @@ void init_autograd(py::module_& m) {
   py::class_<WeakNode>(m, "_WeakNode", "A Python node's weak link to its place in the C++ graph.");
   m.def(
       "_set_engine_callbacks",
-      [](py::object pre, py::object post, py::object accumulate) {
+      [](py::object pre, py::object post, py::object accumulate, py::object node_pre) {
         g_pre_hooks = new py::object(std::move(pre));
         g_post_hooks = new py::object(std::move(post));
         g_accumulate = new py::object(std::move(accumulate));
+        g_node_pre_hooks = new py::object(std::move(node_pre));
         autograd::set_engine_hooks(&g_engine_hooks);
       },
-      py::arg("pre"), py::arg("post"), py::arg("accumulate"),
+      py::arg("pre"), py::arg("post"), py::arg("accumulate"), py::arg("node_pre"),
       "Installs the Python parts of a backward run (Note [Autograd engine]).");
   m.def(
       "_run_backward",
-      [](py::sequence roots, py::sequence grads, bool keep_graph, bool create_graph, py::object capture) -> py::object {
+      [](py::sequence roots, py::sequence grads, bool keep_graph, bool create_graph, py::object capture,
+         bool accumulate_targets) -> py::object {
         autograd::edge_list r = edges_from_py(roots);
         variable_list g = from_py_list(grads);
         const bool capturing = !capture.is_none();
@@ -275,18 +299,25 @@ void init_autograd(py::module_& m) {
         variable_list out;
         {
           py::gil_scoped_release no_gil;  // C++ nodes run without the GIL; Python parts take it
-          out = autograd::run_backward(r, g, keep_graph, create_graph, c);
+          out = autograd::run_backward(r, g, keep_graph, create_graph, c, accumulate_targets);
         }
         if (!capturing) return py::none();
         return to_py_list(out, 0);
       },
       py::arg("roots"), py::arg("grads"), py::arg("keep_graph"), py::arg("create_graph"), py::arg("capture") = py::none(),
+      py::arg("accumulate_targets") = false,
       "Runs backward from roots ((node, output_nr) pairs) with their gradients (Note [Autograd engine]); with "
-      "capture, returns the gradients reaching those edges instead of accumulating.");
+      "capture, returns the gradients reaching those edges instead of accumulating (accumulate_targets: the "
+      "captured nodes run, leaves accumulate, as backward(inputs=...)).");
   m.def(
       "_accumulate_into_leaf",
-      [](const Tensor& leaf, const Tensor& g, bool create_graph) { autograd::accumulate_into_leaf(leaf, g, create_graph); },
-      py::arg("leaf"), py::arg("grad"), py::arg("create_graph"), "Adds grad into leaf.grad (Note [Autograd engine]).");
+      [](const Tensor& leaf, const Tensor& g, bool create_graph, bool sole_python_reference) {
+        // The caller knows whether Python holds other references to grad; C++ ones (the engine's
+        // buffer, the argument) die with this call, so grad may then become .grad as it is.
+        autograd::accumulate_into_leaf(leaf, g, create_graph, sole_python_reference ? g.impl()->use_count() : 1);
+      },
+      py::arg("leaf"), py::arg("grad"), py::arg("create_graph"), py::arg("sole_python_reference") = false,
+      "Adds grad into leaf.grad (Note [Autograd engine]).");
   m.def(
       "_grad",
       [](const Tensor& t) {

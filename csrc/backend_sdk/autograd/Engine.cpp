@@ -91,7 +91,7 @@ bool non_overlapping_and_dense(const Tensor& t) {
 
 void set_engine_hooks(const EngineHooks* hooks) { g_hooks.store(hooks, std::memory_order_release); }
 
-void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_graph) {
+void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_graph, long holders) {
   AutogradMeta& m = autograd_meta_of(leaf);
   if (!m.grad.defined()) {
     if (create_graph) {
@@ -101,7 +101,7 @@ void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_gr
     // A gradient nothing else references, laid out as the leaf, becomes .grad as it is (PyTorch
     // "steals" it too); the engine's buffer holds the only reference.
     const bool dense = non_overlapping_and_dense(leaf);
-    if (grad.impl()->use_count() == 1 && grad.storage().use_count() == 1 && grad.storage_offset() == 0 &&
+    if (grad.impl()->use_count() <= holders && grad.storage().use_count() == 1 && grad.storage_offset() == 0 &&
         grad.sizes().equals(leaf.sizes()) && (dense ? grad.strides().equals(leaf.strides()) : grad.is_contiguous()) &&
         grad.dtype() == leaf.dtype() && grad.device() == leaf.device() && !grad_fn(grad)) {
       m.grad = grad;
@@ -120,7 +120,7 @@ void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_gr
 }
 
 variable_list run_backward(const edge_list& roots, const variable_list& grads, bool keep_graph, bool create_graph,
-                           const edge_list& capture) {
+                           const edge_list& capture, bool accumulate_targets) {
   SDK_CHECK(roots.size() == grads.size(), "run_backward: ", roots.size(), " roots but ", grads.size(), " gradients");
   const EngineHooks* hooks = g_hooks.load(std::memory_order_acquire);
   GradModeGuard grad_mode(create_graph);
@@ -145,8 +145,8 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
 
   // With capture: the nodes on a path to a captured edge (post-order over the DAG).
   std::unordered_map<Node*, bool> needed;
+  std::unordered_map<Node*, bool> is_target;
   if (!capture.empty()) {
-    std::unordered_map<Node*, bool> is_target;
     for (const Edge& c : capture) is_target[c.function.get()] = true;
     std::vector<std::pair<Node*, size_t>> dfs;
     for (const Edge& r : roots) dfs.emplace_back(r.function.get(), 0);
@@ -196,6 +196,9 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
       buf = std::move(it->second);
       buffers.erase(it);
     }
+    // With capture, a node on no path to a captured edge is not evaluated at all (no hooks run there),
+    // as PyTorch's exec_info skips it; its successors are not on such a path either.
+    if (!capture.empty() && !needed[node]) continue;
     if (buf.size() < node->num_inputs()) buf.resize(node->num_inputs());
     // The node runs on its forward's stream (PyTorch's engine does the same).
     std::optional<runtime::StreamGuard> stream_guard;
@@ -207,11 +210,12 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
         add_into(captured[i], buf[capture[i].input_nr]);
       }
     }
+    const bool runs_as_target = accumulate_targets && is_target.count(node) > 0;
     if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
-      if (capture.empty() && !buf.empty() && buf[0].defined()) {
+      if ((capture.empty() || runs_as_target) && !buf.empty() && buf[0].defined()) {
         const AutogradMeta* m = maybe_autograd_meta(acc->variable);
-        if (hooks != nullptr && m != nullptr && m->has_py_hooks) {
-          hooks->accumulate(*acc, buf[0], create_graph);
+        if (hooks != nullptr && (py || (m != nullptr && m->has_py_hooks))) {
+          hooks->accumulate(*acc, buf[0], create_graph);  // tensor hooks, prehooks, post-accumulate hooks, hooks
         } else {
           accumulate_into_leaf(acc->variable, buf[0], create_graph);
         }
@@ -219,8 +223,9 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
       continue;
     }
     const edge_list& edges = node->next_edges();
-    bool run = capture.empty();
+    bool run = capture.empty() || runs_as_target;
     for (size_t k = 0; !run && k < edges.size(); ++k) run = edges[k].is_valid() && needed[edges[k].function.get()];
+    if (run && py) hooks->node_pre(*node, buf);
     bool any = std::any_of(buf.begin(), buf.end(), [](const Tensor& t) { return t.defined(); });
     variable_list outs;
     if (run && any) {

@@ -341,6 +341,26 @@ Tensor baddbmm_impl(const Tensor& self, const Tensor& b1, const Tensor& b2, cons
   return add(prod, self, beta);
 }
 
+// ---- var_mean / std_mean: the two reductions, each recorded by autograd on its own ----
+template <bool kStd>
+std::tuple<Tensor, Tensor> moments_correction(const Tensor& self, std::optional<IntArrayRef> dim,
+                                              const std::optional<Scalar>& correction, bool keepdim) {
+  SDK_CX_OP(kStd ? "aten::std.correction" : "aten::var.correction",
+            T(CT, std::optional<IntArrayRef>, const std::optional<Scalar>&, bool));
+  SDK_CHECK(is_floating_type(self.dtype()), kStd ? "std_mean" : "var_mean",
+            " only support floating point and complex dtypes");
+  static const auto mean_op = typed<T(CT, std::optional<IntArrayRef>, bool, std::optional<ScalarType>)>("aten::mean.dim");
+  return {op.call(self, dim, correction, keepdim), mean_op.call(self, dim, keepdim, std::nullopt)};
+}
+template <bool kStd>
+std::tuple<Tensor, Tensor> moments_dim(const Tensor& self, std::optional<IntArrayRef> dim, bool unbiased, bool keepdim) {
+  return moments_correction<kStd>(self, dim, Scalar(unbiased ? 1 : 0), keepdim);
+}
+template <bool kStd>
+std::tuple<Tensor, Tensor> moments_all(const Tensor& self, bool unbiased) {
+  return moments_correction<kStd>(self, std::nullopt, Scalar(unbiased ? 1 : 0), false);
+}
+
 }  // namespace
 }  // namespace sdk::ops
 
@@ -382,6 +402,14 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)");
   m.def("square(Tensor self) -> Tensor");
   m.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
+  m.def("var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)");
+  m.def("var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)");
+  m.def("var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
+        "-> (Tensor, Tensor)");
+  m.def("std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)");
+  m.def("std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)");
+  m.def("std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
+        "-> (Tensor, Tensor)");
 
   constexpr auto kCIA = sdk::DispatchKey::CompositeImplicitAutograd;
   using namespace sdk::ops;
@@ -418,6 +446,12 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("is_floating_point", kCIA, &is_floating_point_impl);
   m.impl("clip", kCIA, &clip_impl);
   m.impl("clip_", kCIA, &clip_inplace);
+  m.impl("var_mean", kCIA, &moments_all<false>);
+  m.impl("var_mean.dim", kCIA, &moments_dim<false>);
+  m.impl("var_mean.correction", kCIA, &moments_correction<false>);
+  m.impl("std_mean", kCIA, &moments_all<true>);
+  m.impl("std_mean.dim", kCIA, &moments_dim<true>);
+  m.impl("std_mean.correction", kCIA, &moments_correction<true>);
   m.impl("square", kCIA, &square_impl);
   m.impl("baddbmm", kCIA, &baddbmm_impl);
 }

@@ -33,10 +33,25 @@ Tensor as_strided_kernel(const Tensor& self, IntArrayRef size, IntArrayRef strid
   return make_view(self, size, stride, offset, op);
 }
 
+// The in-place form: self takes the geometry as_strided would give a view (the same checks), keeping
+// its storage and identity. transpose_, t_, squeeze_, unsqueeze_ and swapdims_ are this with the
+// geometry of their out-of-place views (backend_sdk/_tensor.py).
+Tensor as_strided__kernel(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  Tensor v = as_strided_kernel(self, size, stride, storage_offset);
+  self.impl()->set_sizes_and_strides(v.sizes(), v.strides(), v.storage_offset());
+  self.impl()->bump_version();  // an in-place operator, as PyTorch counts transpose_ and t_
+  return self;
+}
+
 }  // namespace
 }  // namespace sdk::ops
+
+SDK_LIBRARY_FRAGMENT(aten, m) {
+  m.def("as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)");
+}
 
 SDK_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("view", &sdk::ops::view_kernel);
   m.impl("as_strided", &sdk::ops::as_strided_kernel);
+  m.impl("as_strided_", &sdk::ops::as_strided__kernel);
 }

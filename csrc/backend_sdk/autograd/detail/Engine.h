@@ -19,7 +19,18 @@ namespace sdk::autograd {
 // error unless the gradient is 0-dim. Without retain_graph every node that
 // ran frees its saved variables. With `capture` (autograd.grad) the
 // gradients reaching those edges are returned, nothing is accumulated, and
-// only nodes on a path to a captured edge run.
+// only nodes on a path to a captured edge run. With `capture` and
+// `accumulate_targets` (backward(inputs=...)) the captured nodes run too, as
+// PyTorch's engine marks its output edges needed when it accumulates: a leaf's
+// AccumulateGrad accumulates (with its hooks), a non-leaf's grad_fn runs (its
+// prehooks and hooks) but nothing past it does; the caller accumulates the
+// captured non-leaf gradients into their .grad, as retain_grad would.
+//
+// Hook order at a node (Note [Hooks ordering] in PyTorch's engine): tensor
+// hooks of its outputs, then retain_grad, then the capture, then the node's
+// prehooks (only if the node runs), then the node, then its hooks. At a leaf:
+// the leaf's tensor hooks, the AccumulateGrad's prehooks, the accumulation, the
+// leaf's post-accumulate-grad hooks, the AccumulateGrad's hooks.
 //
 // What lives in Python — tensor hooks and retain_grad of a node's outputs,
 // node hooks, leaf hooks, Python nodes — is reached through EngineHooks,
@@ -36,13 +47,16 @@ struct EngineHooks {
   void (*pre)(Node& node, variable_list& grads);  // tensor hooks, retain_grad
   void (*post)(Node& node, variable_list& outputs, const variable_list& grads);  // node hooks
   void (*accumulate)(AccumulateGrad& node, const Tensor& grad, bool create_graph);  // leaf with Python hooks
+  void (*node_pre)(Node& node, variable_list& grads);  // node prehooks, only when the node runs
 };
 SDK_API void set_engine_hooks(const EngineHooks* hooks);
 
 SDK_API variable_list run_backward(const edge_list& roots, const variable_list& grads, bool keep_graph,
-                                   bool create_graph, const edge_list& capture);
+                                   bool create_graph, const edge_list& capture, bool accumulate_targets = false);
 
-// Adds `grad` into the leaf's .grad as the note says (no hooks).
-SDK_API void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_graph);
+// Adds `grad` into the leaf's .grad as the note says (no hooks). `holders` is how many references
+// to grad's TensorImpl the caller knows of (1: the engine's buffer; the bindings add the Python
+// wrapper): with no others, the first gradient is stolen rather than copied.
+SDK_API void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_graph, long holders = 1);
 
 }  // namespace sdk::autograd
