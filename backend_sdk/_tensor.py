@@ -109,6 +109,14 @@ class Tensor(_C.TensorBase):
             array = array.view(ml_dtypes.bfloat16)
         return array
 
+    @staticmethod
+    def _make_wrapper_subclass(cls: type, size: Any, **kwargs: Any) -> Any:
+        """A data-less instance of ``cls`` with the Python dispatch key, as torch.Tensor's (keyword arguments
+        strides, storage_offset, dtype, layout, device, requires_grad...; Note [Python dispatch])."""
+        from ._python_dispatch_impl import _make_wrapper_subclass
+
+        return _make_wrapper_subclass(cls, size, **kwargs)
+
     # ---- new_* factories and *_as views, as torch.Tensor's -------------------------------------------------
     def _new_kwargs(self, dtype: Any, device: Any) -> dict:
         return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
@@ -278,6 +286,9 @@ class Tensor(_C.TensorBase):
     def __repr__(self) -> str:
         from ._printing import tensor_repr
 
+        if _C._has_python_key(self):  # a wrapper subclass without a __repr__: no data of its own to print
+            return (f"{type(self).__name__}(size={tuple(self.shape)}, dtype={self.dtype}, "
+                    f"device='{self.device}'{', requires_grad=True' if self.requires_grad else ''})")
         return tensor_repr(self)
 
     __str__ = __repr__

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import weakref
 from typing import Any, Callable, Iterator, Sequence
@@ -27,6 +28,7 @@ __all__ = [
     "register_fake",
     "register_kernel",
     "register_vmap",
+    "register_torch_dispatch",
 ]
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
@@ -113,6 +115,7 @@ class Library:
         self._fake_impls: list[str] = []  # qualnames whose fake impl this library registered
         self._overrides: list[tuple[str, str]] = []  # Note [Python kernel overrides]
         self._absent_kernels: dict[tuple[str, str], Callable] = {}  # Note [Registrations for absent backends]
+        self._torch_dispatch_removers: list[Callable[[], None]] = []  # register_torch_dispatch(..., lib=self)
 
     def _impl_library(self, key: str) -> Any:
         """The C++ library that holds kernels for `key` (IMPL blocks are per key in C++)."""
@@ -247,6 +250,9 @@ class Library:
             lib.reset()
         self._impl_libs.clear()
         self._absent_kernels.clear()
+        for remove in self._torch_dispatch_removers:
+            remove()
+        self._torch_dispatch_removers.clear()
         defined = [f"{self.ns}::{n}" for n in self._defined]
         # A fake impl registered through this library, or for an operator it defined, goes with it
         # (Note [Fake impl stack]).
@@ -259,6 +265,8 @@ class Library:
             _drop_fakes(qualname, None, everything=True)
             fake_tensor._fake_impls.pop(qualname, None)
             drop_tags(qualname)
+        if defined and "backend_sdk._python_dispatch_impl" in sys.modules:
+            sys.modules["backend_sdk._python_dispatch_impl"]._drop_rules(defined)
         if self._lib is not None:
             self._lib.reset()
 
@@ -272,6 +280,14 @@ class Library:
 
     def __repr__(self) -> str:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
+
+
+def _register_fallback(dispatch_key: str, fn: Callable) -> Library:
+    """A Library holding fn(op, keyset, args, kwargs) as the boxed fallback of dispatch_key, for every
+    operator (the Fake and Python keys' fallbacks); the caller keeps it alive."""
+    lib = Library("_", "IMPL", dispatch_key)
+    lib.fallback(fn)
+    return lib
 
 
 @contextlib.contextmanager
@@ -673,6 +689,36 @@ def register_autograd(op: Any, backward: Callable, /, *, setup_context: Callable
 
 
 _autograd_libs: dict[str, Library] = {}
+
+
+def register_torch_dispatch(op: Any, torch_dispatch_class: Any, func: Callable | None = None, /, *,
+                            lib: Library | None = None) -> Any:
+    """Registers the behaviour of operator ``op`` for ``torch_dispatch_class`` (a Tensor subclass with
+    ``__torch_dispatch__`` or a TorchDispatchMode class), as ``torch.library.register_torch_dispatch``.
+
+    The rule is checked before the class's own ``__torch_dispatch__``: for a subclass it is called as
+    ``func(cls, func, types, args, kwargs)``, for a mode as ``func(mode, func, types, args, kwargs)``, with
+    args and kwargs normalised as for ``__torch_dispatch__`` (Note [Python dispatch]). Works for custom
+    operators and aten operators; decorator or direct; a newer rule for the same pair replaces the older
+    one. Registered through ``lib``, it goes away when ``lib`` is destroyed.
+    """
+    from . import _python_dispatch_impl
+
+    qualname = _qualname(op, "register_torch_dispatch")
+    if not isinstance(torch_dispatch_class, type):
+        raise TypeError(f"register_torch_dispatch({qualname}): torch_dispatch_class must be a class (a Tensor "
+                        f"subclass or a TorchDispatchMode), got {type(torch_dispatch_class).__name__}")
+
+    def register(fn: Callable) -> Callable:
+        if not callable(fn):
+            raise TypeError(f"register_torch_dispatch({qualname}): expected a function, got {type(fn).__name__}")
+        remove = _python_dispatch_impl._register_rule(qualname, torch_dispatch_class, fn)
+        if lib is not None:
+            lib._check_open()
+            lib._torch_dispatch_removers.append(remove)
+        return fn
+
+    return register(func) if func is not None else register
 
 
 def opcheck(op: Any, args: tuple | list, kwargs: dict | None = None, *, test_utils: Any = None,

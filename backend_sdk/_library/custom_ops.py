@@ -487,6 +487,16 @@ class CustomOpDef(_C.OpOverload):
 
         return inner(fn) if fn is not None else inner
 
+    def register_torch_dispatch(self, torch_dispatch_class: Any, fn: Callable | None = None, /) -> Callable:
+        """Registers this operator's rule for a Tensor subclass or TorchDispatchMode class, checked before
+        its ``__torch_dispatch__`` (see ``backend_sdk.library.register_torch_dispatch``)."""
+        from .. import library
+
+        def inner(fn: Callable) -> Callable:
+            return library.register_torch_dispatch(self._qualname, torch_dispatch_class, fn)
+
+        return inner(fn) if fn is not None else inner
+
     def register_autograd(self, backward: Callable, /, *, setup_context: Callable | None = None) -> None:
         """Registers the backward formula: ``backward(ctx, *grads)`` after ``setup_context(ctx, inputs, output)``."""
         from .. import library

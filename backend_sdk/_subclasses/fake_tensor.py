@@ -503,16 +503,10 @@ def _run_meta(op: Any, name: str, info: _SchemaInfo, args: tuple, kwargs: dict, 
     return _map(meta_result, wrap)
 
 
-_fallback_lib = None
+def _install() -> Any:
+    from ..library import _register_fallback
+
+    return _register_fallback("Fake", _fake_fallback)
 
 
-def _install() -> None:
-    global _fallback_lib
-    if _fallback_lib is None:
-        from ..library import Library
-
-        _fallback_lib = Library("_", "IMPL", "Fake")
-        _fallback_lib.fallback(_fake_fallback)
-
-
-_install()
+_fallback_lib = _install()

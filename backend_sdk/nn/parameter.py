@@ -23,10 +23,21 @@ def _empty() -> Tensor:
     return empty(0)
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type(Tensor)):  # type: ignore[misc]
+    """isinstance(t, Parameter) is also True for a ``__torch_dispatch__`` subclass instance made a parameter."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Parameter and getattr(instance, "_is_param", False) and isinstance(instance, _C.TensorBase):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A tensor that is a module parameter: assigning it to a Module attribute registers it.
 
     ``Parameter(data=None, requires_grad=True)``: shares ``data``'s storage; requires grad by default.
+    A ``__torch_dispatch__`` subclass instance keeps its class (its handler runs its operators) and is
+    marked ``_is_param`` instead, as in PyTorch.
     """
 
     __module__ = "backend_sdk.nn"
@@ -36,6 +47,10 @@ class Parameter(Tensor):
             data = _empty()
         if not isinstance(data, _C.TensorBase):
             raise TypeError(f"Parameter(): expected a Tensor as data, but got {type(data).__name__}")
+        if _C._has_python_key(data):  # Note [Python dispatch] (backend_sdk/_python_dispatch_impl.py)
+            p = data.detach().requires_grad_(requires_grad)
+            p._is_param = True
+            return p  # type: ignore[return-value]
         t = data.detach()
         t.__class__ = cls
         t.requires_grad_(requires_grad)

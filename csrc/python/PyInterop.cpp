@@ -31,6 +31,10 @@ const char* typestr(ScalarType t) {
 void check_host_accessible(const Tensor& t, const char* what) {
   SDK_CHECK_TYPE(t.is_cpu(), "can't convert ", t.device(), " device type tensor to ", what,
                  ". Use Tensor.cpu() to copy the tensor to host memory first.");
+  // A wrapper subclass (Note [Python key tensors], PyPythonDispatch.h) or a fake tensor reports a device
+  // but holds a meta storage: no memory to share.
+  SDK_CHECK(t.storage()->device().type != DeviceType::Meta, "Cannot access data pointer of Tensor that doesn't ",
+            "have storage: can't convert a tensor without data (a wrapper subclass or a fake tensor) to ", what);
 }
 
 py::dict array_interface(const Tensor& t) {

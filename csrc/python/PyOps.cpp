@@ -275,7 +275,45 @@ PyObject* overload_get_defined_in_python(PyObject* self, void*) {
   return PyObject_CallOneArg(g_defined_in_python_provider, o->name);
 }
 
+// PyTorch's OpOverload.overloadpacket, ._overloadname, ._opname and .name() (what
+// __torch_dispatch__ handlers read, Note [Python dispatch] in backend_sdk/_python_dispatch_impl.py).
+py::object make_packet(const std::string& ns_and_name);
+
+PyObject* overload_get_packet(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->bound) Py_RETURN_NONE;
+  try {
+    const FunctionSchema& s = o->bound->schema;
+    return make_packet(s.ns + "::" + s.name).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+}
+PyObject* overload_get_overloadname(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->bound) Py_RETURN_NONE;
+  const std::string& n = o->bound->schema.overload_name;
+  return PyUnicode_FromString(n.empty() ? "default" : n.c_str());
+}
+PyObject* overload_get_opname(PyObject* self, void*) {
+  auto* o = reinterpret_cast<PyOpOverload*>(self);
+  if (!o->bound) Py_RETURN_NONE;
+  return PyUnicode_FromString(o->bound->schema.name.c_str());
+}
+PyObject* overload_name_method(PyObject* self, PyObject*) { return overload_get_name(self, nullptr); }
+
+PyMethodDef g_overload_methods[] = {
+    {"name", overload_name_method, METH_NOARGS, "The qualified name 'ns::op.overload' ('ns::op' for the default), "
+                                                "as PyTorch's OpOverload.name()."},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyGetSetDef g_overload_getset[] = {
+    {"overloadpacket", overload_get_packet, nullptr, "The OpOverloadPacket of every overload of this operator.",
+     nullptr},
+    {"_overloadname", overload_get_overloadname, nullptr, "The overload name ('default' for the unnamed one).",
+     nullptr},
+    {"_opname", overload_get_opname, nullptr, "The operator's name without namespace and overload.", nullptr},
     {"_defined_in_python", overload_get_defined_in_python, nullptr,
      "True if the operator was defined from Python (Library.define, custom_op), as PyTorch's.", nullptr},
     {"_schema", overload_get_schema, nullptr, "The operator's schema (a FunctionSchema; str() is its text).", nullptr},
@@ -432,6 +470,7 @@ void init_op_types() {
   g_overload_type.tp_call = PyVectorcall_Call;
   g_overload_type.tp_repr = overload_repr;
   g_overload_type.tp_getset = g_overload_getset;
+  g_overload_type.tp_methods = g_overload_methods;
   g_overload_type.tp_doc = "One overload of an operator (ns::name.overload), callable like a function.";
   if (PyType_Ready(&g_overload_type) < 0) throw py::error_already_set();
 

@@ -6,6 +6,7 @@
 #include <backend_sdk/ops/detail/Autograd.h>
 #include "python/Errors.h"
 #include "python/PyCore.h"
+#include "python/PyPythonDispatch.h"
 
 namespace py = pybind11;
 
@@ -28,7 +29,11 @@ PyObject* wrap_tensor(Tensor t) {
   if (g_fake_tensor_class && t.key_set().has_any(DispatchKeySet(DispatchKeySet::RawTag{}, functionality_bit(DispatchKey::Fake)))) {
     type = g_fake_tensor_class;
   }
+  // Note [Python key tensors] (PyPythonDispatch.h): a subclass's class comes back with its state.
+  PyTypeObject* parked = take_parked_python_class(t);
+  if (parked != nullptr) type = parked;
   PyObject* obj = type->tp_alloc(type, 0);  // zeroed memory: a null Tensor is valid
+  Py_XDECREF(parked);  // tp_alloc took the instance's reference to a heap type
   if (!obj) throw py::error_already_set();
   auto* pt = reinterpret_cast<PyTensor*>(obj);
   new (&pt->tensor) Tensor(std::move(t));
@@ -63,8 +68,14 @@ void tensor_finalize(PyObject* self) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyObject* dict = PyObject_GenericGetDict(self, nullptr);
-  if (dict != nullptr && PyDict_Size(dict) > 0) {
+  // Note [Python key tensors] (PyPythonDispatch.h): a Python key subclass parks its class too.
+  const bool keep_class = has_python_key(pt->tensor) && Py_TYPE(self) != g_tensor_class;
+  if (dict != nullptr && (PyDict_Size(dict) > 0 || keep_class)) {
     PyObject* copy = PyDict_Copy(dict);
+    if (copy != nullptr && keep_class &&
+        PyDict_SetItemString(copy, kPythonClassKey, reinterpret_cast<PyObject*>(Py_TYPE(self))) < 0) {
+      Py_CLEAR(copy);
+    }
     if (copy != nullptr) {
       if (m->py_state != nullptr) Py_DECREF(static_cast<PyObject*>(m->py_state));
       m->py_state = copy;
@@ -344,7 +355,12 @@ PyObject* m_storage_offset(PyObject* self, PyObject*) {
 }
 PyObject* m_is_contiguous(PyObject* self, PyObject*) { return PyBool_FromLong(unpack_tensor(self).is_contiguous()); }
 PyObject* m_data_ptr(PyObject* self, PyObject*) {
+  SDK_HANDLE_ERRORS_BEGIN
+  // Note [Python key tensors] (PyPythonDispatch.h): a wrapper subclass has no memory of its own.
+  SDK_CHECK(!has_python_key(unpack_tensor(self)), "Cannot access data pointer of Tensor that doesn't have "
+            "storage: ", Py_TYPE(self)->tp_name, " is a wrapper subclass (its data is in its inner tensors)");
   return PyLong_FromVoidPtr(unpack_tensor(self).data_ptr());
+  SDK_HANDLE_ERRORS_END(nullptr)
 }
 PyObject* m_element_size(PyObject* self, PyObject*) { return PyLong_FromSize_t(unpack_tensor(self).itemsize()); }
 PyObject* m_is_same(PyObject* self, PyObject* other) {

@@ -1,0 +1,242 @@
+"""The Python dispatch key: ``__torch_dispatch__`` subclasses and TorchDispatchModes.
+
+Note [Python dispatch]
+~~~~~~~~~~~~~~~~~~~~~~
+Two things put the ``Python`` dispatch key into a call's key set, as in PyTorch:
+  * a tensor argument that carries it: an instance of a subclass made by
+    ``Tensor._make_wrapper_subclass`` (see Note [Python key tensors],
+    csrc/python/PyPythonDispatch.h);
+  * an active ``TorchDispatchMode``: while this thread's mode stack is not empty,
+    ``Python`` is in the thread's included keys (set when the stack becomes
+    non-empty, cleared when it becomes empty again: the stack owns that bit).
+``Python`` sits below ``Autograd`` and ``ADInplaceOrView`` in c10's order (Note
+[DispatchKey layout]), so autograd records a call before the Python key sees it,
+the Python key sees the aten operators that CompositeImplicitAutograd kernels
+decompose into (``linear`` arrives as ``t`` + ``addmm``), and backward's operators
+reach it too. ``Fake`` is above ``Python`` (also c10's order), so the Fake-key
+fallback of FakeTensorMode runs first (Note [Fake tensors]); the meta operators it
+runs then reach an active mode.
+
+Every call that reaches the ``Python`` slot runs ``_python_key_fallback``, a boxed
+fallback, which does what PyTorch's ``handle_torch_function_no_python_arg_parser``
+does for ``__torch_dispatch__``:
+  1. ``types``: the distinct classes of the tensor arguments that carry the Python
+     key and define ``__torch_dispatch__``, a subclass before its bases, otherwise
+     left to right (the *overloaded* types);
+  2. if a mode is active, the innermost one is popped for the duration of its
+     handler (``_pop_mode_temporarily``: the operators the handler calls go to the
+     next mode, or to the subclasses and backends when none is left) and its rule
+     from ``library.register_torch_dispatch`` runs, else its ``__torch_dispatch__``;
+  3. if that returned ``NotImplemented`` (or no mode is active), each overloaded
+     class in order: its registered rule for the operator, else its
+     ``__torch_dispatch__(func, types, args, kwargs)``;
+  4. if every handler returned ``NotImplemented``: PyTorch's TypeError,
+     "Multiple dispatch failed for 'backend_sdk.ops.aten.add.Tensor'; all
+     __torch_dispatch__ handlers returned NotImplemented: ...".
+Handlers run with autograd as the dispatcher left it: a call recorded by
+autograd reaches them with the Autograd keys excluded (below autograd), so what
+a handler computes on the unwrapped tensors is not recorded a second time.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Iterator
+
+from . import _C, _formats
+from ._tensor import Tensor
+from .library import _register_fallback
+
+__all__: list[str] = []  # internal: the public names are in backend_sdk.utils._python_dispatch
+
+_tls = threading.local()
+
+
+def _mode_stack() -> list[Any]:
+    try:
+        return _tls.stack
+    except AttributeError:
+        stack = _tls.stack = []
+        return stack
+
+
+def _push_mode(mode: Any) -> None:
+    stack = _mode_stack()
+    if not stack:
+        _C._set_python_dispatch_included(True)
+    stack.append(mode)
+
+
+def _pop_mode() -> Any:
+    stack = _mode_stack()
+    if not stack:
+        raise AssertionError("Trying to pop from an empty mode stack")
+    mode = stack.pop()
+    if not stack:
+        _C._set_python_dispatch_included(False)
+    return mode
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily() -> Iterator[Any]:
+    """Pops the innermost mode for the block (its own calls go to the modes below) and pushes it back."""
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+# (qualified operator name, class) -> its rules from library.register_torch_dispatch, newest last: the newest
+# one applies, and removing it (its Library destroyed) brings the previous one back.
+_rules: dict[tuple[str, type], list[Callable]] = {}
+_rules_lock = threading.Lock()
+
+
+def _register_rule(qualname: str, cls: type, fn: Callable) -> Callable[[], None]:
+    """Makes fn the rule of (operator, cls); returns the function that removes it again."""
+    key = (qualname, cls)
+    with _rules_lock:
+        _rules.setdefault(key, []).append(fn)
+
+    def remove() -> None:
+        with _rules_lock:
+            stack = _rules.get(key)
+            if stack is not None and fn in stack:
+                stack.remove(fn)
+                if not stack:
+                    del _rules[key]
+
+    return remove
+
+
+def _drop_rules(qualnames: list[str]) -> None:
+    """Forgets the rules of operators whose definition went away (their Library was destroyed)."""
+    names = set(qualnames)
+    with _rules_lock:
+        for key in [k for k in _rules if k[0] in names]:
+            del _rules[key]
+
+
+def _rule_for(op: Any, cls: type) -> Callable | None:
+    # op.__name__ is the name library._qualname gives ('ns::name' for a default overload)
+    if not _rules:
+        return None
+    stack = _rules.get((op.__name__, cls))
+    return stack[-1] if stack else None
+
+
+def _has_torch_dispatch(cls: type) -> bool:
+    return getattr(cls, "__torch_dispatch__", None) is not None
+
+
+def _add_overloaded(found: list[type], obj: Any) -> None:
+    cls = type(obj)
+    if cls in found or not _C._has_python_key(obj) or not _has_torch_dispatch(cls):
+        return
+    for i, other in enumerate(found):  # a subclass goes before its first base already in the list
+        if issubclass(cls, other):
+            found.insert(i, cls)
+            return
+    found.append(cls)
+
+
+def _overloaded_types(args: tuple, kwargs: dict) -> list[type]:
+    """The overloaded classes of Note [Python dispatch] step 1. Schema arguments are tensors or lists of
+    tensors (Tensor[], Tensor?[]), never deeper."""
+    found: list[type] = []
+    for obj in (*args, *kwargs.values()) if kwargs else args:
+        if isinstance(obj, Tensor):
+            _add_overloaded(found, obj)
+        elif isinstance(obj, (list, tuple)):
+            for item in obj:
+                if isinstance(item, Tensor):
+                    _add_overloaded(found, item)
+    return found
+
+
+def _python_name(op: Any) -> str:
+    """'backend_sdk.ops.aten.add.Tensor': the name PyTorch's error gives (torch.ops.aten.add.Tensor)."""
+    ns, rest = op.__name__.split("::", 1)
+    if "." not in rest:
+        rest += ".default"
+    return f"backend_sdk.ops.{ns}.{rest}"
+
+
+def _handle(owner: Any, cls: type, op: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+    """Steps 2 and 3 of Note [Python dispatch] for one handler: its registered rule, else __torch_dispatch__
+    (owner is the mode object or the subclass)."""
+    rule = _rule_for(op, cls)
+    if rule is not None:
+        return rule(owner, op, types, args, kwargs)
+    return owner.__torch_dispatch__(op, types, args, kwargs)
+
+
+def _python_key_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
+    overloaded = _overloaded_types(args, kwargs)
+    types = tuple(overloaded)
+    mode_obj = None
+    if _mode_stack():
+        mode_obj = _pop_mode()  # as _pop_mode_temporarily, without a generator per call
+        try:
+            result = _handle(mode_obj, type(mode_obj), op, types, args, kwargs)
+        finally:
+            _push_mode(mode_obj)
+        if result is not NotImplemented:
+            return result
+    for cls in overloaded:
+        result = _handle(cls, cls, op, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if mode_obj is None and not overloaded:
+        # A tensor carries the Python key but its Python class was lost (a copy made in C++):
+        # its data-less storage must never reach a backend kernel.
+        raise RuntimeError(
+            f"{op.__name__}: a tensor argument carries the Python dispatch key but is not an instance of a class "
+            f"with __torch_dispatch__ and no TorchDispatchMode is active; wrapper subclass tensors have no data "
+            f"of their own (Note [Python key tensors])"
+        )
+    lines = [f"Multiple dispatch failed for '{_python_name(op)}'; all __torch_dispatch__ handlers returned "
+             f"NotImplemented:\n\n"]
+    if mode_obj is not None:
+        lines.append(f"  - mode object {mode_obj!r}\n")
+    for cls in overloaded:
+        lines.append(f"  - tensor subclass {cls!r}\n")
+    lines.append("\nFor more information, try re-running with TORCH_LOGS=not_implemented")
+    raise TypeError("".join(lines))
+
+
+def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage_offset: int | None = None,
+                           memory_format: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+                           pin_memory: bool = False, requires_grad: bool = False,
+                           dispatch_sizes_strides_policy: str | None = None, dispatch_device: bool = False,
+                           dispatch_layout: bool = False, _extra_dispatch_keys: Any = None,
+                           storage_size: int | None = None) -> Any:
+    """An instance of ``cls`` (a Tensor subclass) with the given metadata, no data, and the Python key
+    (``Tensor._make_wrapper_subclass``, Note [Python key tensors])."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"_make_wrapper_subclass(): cls must be a subclass of backend_sdk.Tensor, got {cls!r}")
+    if not _has_torch_dispatch(cls):
+        raise TypeError(f"_make_wrapper_subclass(): {cls.__qualname__} must define __torch_dispatch__, "
+                        f"which runs every operator on its instances")
+    if layout is not None and layout is not _formats.strided:
+        raise RuntimeError(f"_make_wrapper_subclass(): only the strided layout is supported, got layout {layout!r}")
+    if memory_format is not None and memory_format is not _formats.contiguous_format:
+        raise NotImplementedError(f"_make_wrapper_subclass(): memory_format {memory_format!r} is not supported; "
+                                  f"pass strides instead")
+    if dispatch_sizes_strides_policy is not None or dispatch_device or dispatch_layout:
+        raise NotImplementedError(
+            "_make_wrapper_subclass(): dispatch_sizes_strides_policy, dispatch_device and dispatch_layout "
+            "(Python-computed metadata) are not supported; sizes, strides and device are fixed at creation"
+        )
+    size = [int(s) for s in size]
+    strides = None if strides is None else [int(s) for s in strides]
+    return _C._make_python_key_tensor(cls, size, strides, storage_offset, dtype, device, bool(requires_grad))
+
+
+# Tensor._make_wrapper_subclass (backend_sdk/_tensor.py) imports this module on its first call; from then
+# on the class calls this function directly, without an import per call.
+Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)  # type: ignore[method-assign]
+
+# The fallback holds for the process (the Library is never destroyed); importing this module installs it.
+_fallback_lib = _register_fallback("Python", _python_key_fallback)

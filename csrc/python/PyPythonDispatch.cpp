@@ -1,0 +1,136 @@
+// See Note [Python key tensors] (PyPythonDispatch.h) and Note [Python dispatch]
+// (backend_sdk/_python_dispatch_impl.py).
+#include "python/PyPythonDispatch.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <vector>
+
+#include <backend_sdk/core/Exception.h>
+#include <backend_sdk/dispatch/LocalDispatchKeySet.h>
+#include <backend_sdk/ops/Factories.h>
+#include <backend_sdk/ops/detail/Autograd.h>
+#include <backend_sdk/runtime/DeviceGuard.h>
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
+
+namespace py = pybind11;
+
+namespace sdk::python {
+
+bool has_python_key(const Tensor& t) { return t.key_set().has(DispatchKey::Python); }
+
+PyTypeObject* take_parked_python_class(const Tensor& t) {
+  if (!has_python_key(t)) return nullptr;
+  auto* m = autograd::maybe_autograd_meta(t);
+  if (m == nullptr || m->py_state == nullptr) return nullptr;
+  PyObject* state = static_cast<PyObject*>(m->py_state);
+  if (!PyDict_Check(state)) return nullptr;
+  PyObject* cls = PyDict_GetItemString(state, kPythonClassKey);  // borrowed
+  if (cls == nullptr || !PyType_Check(cls)) return nullptr;
+  Py_INCREF(cls);
+  if (PyDict_DelItemString(state, kPythonClassKey) < 0) PyErr_Clear();
+  return reinterpret_cast<PyTypeObject*>(cls);
+}
+
+namespace {
+
+// Elements a storage needs for these sizes, strides and offset (0 when a size is 0).
+int64_t storage_extent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    int64_t step = 0;
+    SDK_CHECK_VALUE(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &step) &&
+                        !__builtin_add_overflow(extent, step, &extent),
+                    "_make_wrapper_subclass(): the sizes and strides overflow int64");
+  }
+  SDK_CHECK_VALUE(!__builtin_add_overflow(extent, offset, &extent),
+                  "_make_wrapper_subclass(): storage_offset overflows int64");
+  return extent;
+}
+
+py::object make_python_key_tensor(py::handle cls, std::vector<int64_t> sizes, std::optional<std::vector<int64_t>> strides,
+                                  std::optional<int64_t> storage_offset, py::handle dtype, py::handle device,
+                                  bool requires_grad) {
+  SDK_CHECK_TYPE(PyType_Check(cls.ptr()) &&
+                     PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), g_tensor_base_type),
+                 "_make_wrapper_subclass(): cls must be a subclass of backend_sdk.Tensor, got ",
+                 std::string(py::str(py::repr(cls))));
+  for (int64_t s : sizes) {
+    SDK_CHECK_VALUE(s >= 0, "_make_wrapper_subclass(): negative dimension ", s, " in size");
+  }
+  std::vector<int64_t> st;
+  if (strides) {
+    st = *strides;
+    SDK_CHECK_VALUE(st.size() == sizes.size(), "_make_wrapper_subclass(): strides has ", st.size(),
+                    " entries but size has ", sizes.size());
+    for (int64_t s : st) SDK_CHECK_VALUE(s >= 0, "_make_wrapper_subclass(): negative stride ", s);
+  } else {
+    st.assign(sizes.size(), 1);
+    for (size_t i = sizes.size(); i-- > 1;) st[i - 1] = st[i] * std::max<int64_t>(sizes[i], 1);
+  }
+  int64_t offset = storage_offset.value_or(0);
+  SDK_CHECK_VALUE(offset >= 0, "_make_wrapper_subclass(): negative storage_offset ", offset);
+  ScalarType scalar_type = default_dtype();
+  if (!dtype.is_none()) {
+    SDK_CHECK_TYPE(parse_dtype(dtype.ptr(), &scalar_type), "_make_wrapper_subclass(): dtype must be a dtype, got ",
+                   std::string(py::str(py::repr(dtype))));
+  }
+  Device dev(DeviceType::CPU);
+  if (!device.is_none()) {
+    SDK_CHECK_TYPE(parse_device(device.ptr(), &dev), "_make_wrapper_subclass(): device must be a device, got ",
+                   std::string(py::str(py::repr(device))));
+  }
+  if (dev.type != DeviceType::CPU && dev.type != DeviceType::Meta) dev = runtime::resolve_device(dev, "_make_wrapper_subclass");
+  if (requires_grad) {
+    SDK_CHECK(is_floating_type(scalar_type),
+              "_make_wrapper_subclass(): only Tensors of floating point dtype can require gradients, got ",
+              scalar_type_name(scalar_type));
+  }
+  // The storage: meta memory (none) of the extent the view needs, so that storage-size queries are sane.
+  Tensor meta = ops::empty_on(Device(DeviceType::Meta), {storage_extent(sizes, st, offset)}, scalar_type,
+                              std::nullopt, std::nullopt);
+  auto impl = make_intrusive<TensorImpl>(meta.storage(), scalar_type, dev,
+                                         default_tensor_key_set(dev.type) | DispatchKeySet(DispatchKey::Python));
+  impl->set_sizes_and_strides(sizes, st, offset);
+  Tensor t(std::move(impl));
+  // Every Python key tensor has an AutogradMeta, where its class is parked (Note [Python key tensors]).
+  autograd::autograd_meta_of(t);
+  autograd::set_requires_grad(t, requires_grad);
+
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  PyObject* obj = type->tp_alloc(type, 0);
+  if (!obj) throw py::error_already_set();
+  auto* pt = reinterpret_cast<PyTensor*>(obj);
+  new (&pt->tensor) Tensor(std::move(t));
+  pt->tensor.impl()->set_pyobj(obj);
+  return py::reinterpret_steal<py::object>(obj);
+}
+
+}  // namespace
+
+void init_python_dispatch(py::module_& m) {
+  m.def("_make_python_key_tensor", &make_python_key_tensor, py::arg("cls"), py::arg("size"), py::arg("strides"),
+        py::arg("storage_offset"), py::arg("dtype"), py::arg("device"), py::arg("requires_grad"),
+        "A data-less instance of cls carrying the Python key (Note [Python key tensors]); "
+        "Tensor._make_wrapper_subclass is its public face.");
+  // Note [Python dispatch] (backend_sdk/_python_dispatch_impl.py): the mode stack owns the Python key's
+  // place in this thread's included set; a plain set (no guard object) keeps a mode's handler cheap.
+  m.def(
+      "_set_python_dispatch_included",
+      [](bool included) {
+        LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+        const DispatchKeySet python(DispatchKey::Python);
+        tls.included = included ? (tls.included | python) : (tls.included - python);
+        tls_set_local_dispatch_key_set(tls);
+      },
+      py::arg("included"), "Adds or removes the Python key in this thread's included dispatch keys.");
+  m.def(
+      "_has_python_key", [](py::handle obj) { return is_tensor(obj.ptr()) && has_python_key(unpack_tensor(obj.ptr())); },
+      py::arg("obj"), "True if obj is a tensor carrying the Python dispatch key.");
+}
+
+}  // namespace sdk::python

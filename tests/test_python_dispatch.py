@@ -1,0 +1,507 @@
+"""__torch_dispatch__ subclasses and TorchDispatchModes (issue 19): what they see, nesting, errors,
+register_torch_dispatch, and backend_sdk.utils._pytree."""
+from __future__ import annotations
+
+import collections
+import re
+import threading
+
+import numpy as np
+import pytest
+
+import backend_sdk as bs
+from backend_sdk import _C, library
+from backend_sdk.utils import _pytree as pytree
+from backend_sdk.utils._python_dispatch import (
+    TorchDispatchMode,
+    _get_current_dispatch_mode,
+    _get_current_dispatch_mode_stack,
+    _pop_mode_temporarily,
+)
+
+
+class LoggingTensor(bs.Tensor):
+    """A wrapper subclass that logs every operator its instances reach and runs it on the inner tensor."""
+
+    log: list[str] = []
+
+    @staticmethod
+    def __new__(cls, elem: bs.Tensor, requires_grad: bool | None = None) -> "LoggingTensor":
+        r = bs.Tensor._make_wrapper_subclass(
+            cls, elem.shape, strides=elem.stride(), storage_offset=elem.storage_offset(), dtype=elem.dtype,
+            device=elem.device, requires_grad=elem.requires_grad if requires_grad is None else requires_grad)
+        r.elem = elem.detach()
+        return r
+
+    def __repr__(self) -> str:
+        return f"LoggingTensor({self.elem!r})"
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.log.append(func.name())
+        unwrap = lambda t: t.elem if isinstance(t, LoggingTensor) else t  # noqa: E731
+        out = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs or {}))
+        return pytree.tree_map_only(bs.Tensor, lambda t: t if isinstance(t, LoggingTensor) else LoggingTensor(t),
+                                    out)
+
+
+class LoggingMode(TorchDispatchMode):
+    def __init__(self, name: str = "mode", sink: list | None = None) -> None:
+        super().__init__()
+        self.name = name
+        self.log: list = [] if sink is None else sink
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.log.append(func.name() if self.name == "mode" else (self.name, func.name()))
+        return func(*args, **(kwargs or {}))
+
+
+def _train_step(model: bs.nn.Module, x: bs.Tensor, target: bs.Tensor, log: list | None = None) -> bs.Tensor:
+    """One SGD step; with ``log``, the log's length after each phase goes to _train_step.phases."""
+    opt = bs.optim.SGD(model.parameters(), lr=0.1)
+    opt.zero_grad()
+    start = len(log) if log is not None else 0
+    loss = bs.nn.functional.mse_loss(model(x), target)
+    forward = len(log) if log is not None else 0
+    loss.backward()
+    backward = len(log) if log is not None else 0
+    opt.step()
+    if log is not None:
+        _train_step.phases = (log[start:forward], log[forward:backward], log[backward:])
+    return loss
+
+
+def _in_order(names: list[str], log: list[str]) -> bool:
+    """True if names occur in log in this order (not necessarily adjacent)."""
+    it = iter(log)
+    return all(any(entry == name for entry in it) for name in names)
+
+
+def _linear(seed: int, device: str) -> bs.nn.Linear:
+    bs.manual_seed(seed)
+    return bs.nn.Linear(3, 2).to(device)
+
+
+# ---------------------------------------------------------------------------
+# A logging mode and a logging tensor over a training step
+# ---------------------------------------------------------------------------
+def test_logging_mode_sees_every_aten_call_of_a_training_step(device):
+    model = _linear(0, device)
+    x = bs.randn(4, 3).to(device)
+    target = bs.randn(4, 2).to(device)
+    w0 = model.weight.detach().clone()
+    mode = LoggingMode()
+    with mode:
+        loss = _train_step(model, x, target, mode.log)
+    forward, backward, step = _train_step.phases
+    # forward: linear is CompositeImplicitAutograd, so the mode sees what it decomposes into (below autograd),
+    # mse_loss likewise
+    assert "aten::linear" not in forward and "aten::mse_loss" not in forward
+    assert _in_order(["aten::addmm", "aten::sub.Tensor", "aten::pow.Tensor_Scalar", "aten::mean"], forward)
+    # backward: the formulas' operators (the seed, mean's and pow's formulas, mm for the weight's gradient)
+    assert _in_order(["aten::fill_.Scalar", "aten::div.Scalar", "aten::mul.Tensor", "aten::mm"], backward)
+    assert "aten::sum.dim_IntList" in backward  # the bias gradient
+    # the optimizer step: one in-place update per parameter
+    assert step == ["aten::add_.Tensor", "aten::add_.Tensor"]
+    assert all(isinstance(name, str) and name.startswith("aten::") for name in mode.log)
+    # the mode changed nothing: the same step without it gives the same weights
+    ref = _linear(0, device)
+    ref_loss = _train_step(ref, x, target)
+    np.testing.assert_allclose(loss.item(), ref_loss.item(), rtol=1e-6)
+    np.testing.assert_allclose(model.weight.detach().cpu().numpy(), ref.weight.detach().cpu().numpy(), rtol=1e-6)
+    assert not np.allclose(model.weight.detach().cpu().numpy(), w0.cpu().numpy())
+    assert _get_current_dispatch_mode() is None
+
+
+def test_logging_tensor_sees_every_aten_call_of_a_training_step(device):
+    ref = _linear(1, device)
+    model = _linear(1, device)
+    model.weight = bs.nn.Parameter(LoggingTensor(model.weight.detach()))
+    model.bias = bs.nn.Parameter(LoggingTensor(model.bias.detach()))
+    assert isinstance(model.weight, bs.nn.Parameter) and isinstance(model.weight, LoggingTensor)
+    assert [n for n, _ in model.named_parameters()] == ["weight", "bias"]
+    x = bs.randn(4, 3).to(device)
+    target = bs.randn(4, 2).to(device)
+    LoggingTensor.log = []
+    loss = _train_step(model, x, target, LoggingTensor.log)
+    forward, backward, step = _train_step.phases
+    assert isinstance(loss, LoggingTensor)
+    assert _in_order(["aten::addmm", "aten::sub.Tensor", "aten::pow.Tensor_Scalar", "aten::mean"], forward)
+    assert _in_order(["aten::mul.Tensor", "aten::mm"], backward) and "aten::sum.dim_IntList" in backward
+    assert step == ["aten::add_.Tensor", "aten::add_.Tensor"]  # SGD updates weight and bias in place
+    assert isinstance(model.weight.grad, LoggingTensor) and isinstance(model.bias.grad, LoggingTensor)
+    # the same step on plain tensors: the logging tensor computes the same
+    ref_loss = _train_step(ref, x, target)
+    np.testing.assert_allclose(loss.elem.item(), ref_loss.item(), rtol=1e-6)
+    np.testing.assert_allclose(model.weight.elem.cpu().numpy(), ref.weight.detach().cpu().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(model.bias.elem.cpu().numpy(), ref.bias.detach().cpu().numpy(), rtol=1e-6)
+    assert model.weight.device == ref.weight.device
+
+
+def test_mode_and_subclass_together_mode_first():
+    events: list = []
+    LoggingTensor.log = events
+    x = LoggingTensor(bs.ones(3))
+    with LoggingMode("outer", sink=events):
+        y = x * 2
+    # the mode sees the call first (with the subclass among types), its func() call reaches the subclass
+    assert events == [("outer", "aten::mul.Tensor"), "aten::mul.Tensor"]
+    assert isinstance(y, LoggingTensor)
+    np.testing.assert_allclose(y.elem.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_func_is_the_op_overload():
+    seen: list = []
+
+    class Inspect(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((func, types, args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    a, b = bs.ones(2), bs.ones(2)
+    with Inspect():
+        bs.add(a, b, alpha=2)
+    func, types, args, kwargs = seen[0]
+    assert func is bs.ops.aten.add.Tensor or func.__name__ == "aten::add.Tensor"
+    assert func.name() == "aten::add.Tensor"
+    assert func._overloadname == "Tensor" and func._opname == "add"
+    assert func.overloadpacket.__name__ == "aten::add"
+    assert "Tensor" in func.overloadpacket._overload_names
+    assert str(func._schema).startswith("aten::add.Tensor(Tensor self, Tensor other")
+    assert types == ()
+    assert args[0] is a and args[1] is b
+    assert kwargs == {"alpha": 2}
+    assert bs.ops.aten.mm.default.name() == "aten::mm"
+
+
+# ---------------------------------------------------------------------------
+# Nesting, the mode stack, threads
+# ---------------------------------------------------------------------------
+def test_nested_modes_innermost_first_and_own_calls_popped():
+    events: list = []
+    inside: list = []
+
+    class Probe(TorchDispatchMode):
+        def __init__(self, name):
+            super().__init__()
+            self.name = name
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append((self.name, func.name()))
+            inside.append((self.name, _get_current_dispatch_mode(), list(_get_current_dispatch_mode_stack())))
+            return func(*args, **(kwargs or {}))
+
+    x = bs.ones(2)
+    with Probe("outer") as outer:
+        assert _get_current_dispatch_mode() is outer
+        with Probe("inner") as inner:
+            assert _get_current_dispatch_mode_stack() == [outer, inner]
+            y = x + 1
+        assert _get_current_dispatch_mode_stack() == [outer]
+    assert events == [("inner", "aten::add.Tensor"), ("outer", "aten::add.Tensor")]
+    # the inner handler runs with itself popped (the outer one is current), the outer with an empty stack
+    assert inside[0] == ("inner", outer, [outer])
+    assert inside[1] == ("outer", None, [])
+    np.testing.assert_allclose(y.numpy(), [2.0, 2.0])
+    # after the modes exit nothing reaches them and the Python key is off again
+    events.clear()
+    _ = x + 1
+    assert events == [] and _get_current_dispatch_mode_stack() == []
+
+
+def test_pop_mode_temporarily():
+    m = LoggingMode()
+    with m:
+        with _pop_mode_temporarily() as popped:
+            assert popped is m and _get_current_dispatch_mode() is None
+            _ = bs.ones(2) * 3
+        assert _get_current_dispatch_mode() is m
+        _ = bs.ones(2) * 3
+    assert m.log.count("aten::mul.Tensor") == 1
+
+
+def test_same_mode_object_reentered():
+    m = LoggingMode()
+    x = bs.ones(1)
+    with m:
+        with m:
+            _ = x + 1
+    # inner m runs, its func() reaches the outer m
+    assert m.log == ["aten::add.Tensor", "aten::add.Tensor"]
+
+
+def test_mode_is_per_thread():
+    m = LoggingMode()
+    other: list = []
+
+    def work():
+        other.append(_get_current_dispatch_mode())
+        _ = bs.ones(2) + 1
+
+    with m:
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        _ = bs.ones(2) - 1
+    assert other == [None]
+    assert "aten::add.Tensor" not in m.log and "aten::sub.Tensor" in m.log
+
+
+def test_mode_can_replace_results():
+    class Zeros(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.name() == "aten::mul.Tensor":
+                return bs.zeros_like(out)
+            return out
+
+    with Zeros():
+        y = bs.ones(3) * 5
+    np.testing.assert_allclose(y.numpy(), [0.0, 0.0, 0.0])
+
+
+def test_mode_under_autograd_keeps_gradients():
+    w = bs.randn(3, requires_grad=True)
+    with LoggingMode() as m:
+        loss = (w * w).sum()
+        loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * w.detach().numpy(), rtol=1e-6)
+    assert m.log.count("aten::mul.Tensor") >= 2  # forward and the formula's products
+
+
+def test_mode_sees_meta_work_under_fake_tensor_mode():
+    # Note [Python dispatch]: the Fake key is above Python, so the fake fallback runs first and the meta
+    # operators it runs reach an active mode
+    from backend_sdk._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = bs.empty(2, 3)
+        with LoggingMode() as m:
+            y = x + x
+    assert "aten::add.Tensor" in m.log
+    assert tuple(y.shape) == (2, 3)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+class Declining(bs.Tensor):
+    @staticmethod
+    def __new__(cls, elem):
+        return bs.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+class DecliningMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def test_all_handlers_not_implemented_subclass():
+    x = Declining(bs.ones(2))
+    with pytest.raises(TypeError) as info:
+        x + 1
+    assert str(info.value) == (
+        "Multiple dispatch failed for 'backend_sdk.ops.aten.add.Tensor'; all __torch_dispatch__ handlers returned "
+        f"NotImplemented:\n\n  - tensor subclass {Declining!r}\n\n"
+        "For more information, try re-running with TORCH_LOGS=not_implemented")
+
+
+def test_all_handlers_not_implemented_mode_and_subclass():
+    x = Declining(bs.ones(2))
+    mode = DecliningMode()
+    with pytest.raises(TypeError) as info:
+        with mode:
+            bs.neg(x)
+    text = str(info.value)
+    assert re.fullmatch(
+        r"Multiple dispatch failed for 'backend_sdk\.ops\.aten\.neg\.default'; all __torch_dispatch__ handlers "
+        r"returned NotImplemented:\n\n  - mode object <.*DecliningMode object at 0x[0-9a-f]+>\n"
+        r"  - tensor subclass <class '.*Declining'>\n\nFor more information, try re-running with "
+        r"TORCH_LOGS=not_implemented", text), text
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_mode_only_not_implemented():
+    x = bs.ones(2)
+    with pytest.raises(TypeError, match=r"^Multiple dispatch failed for 'backend_sdk\.ops\.aten\.mul\.Tensor'.*"
+                                        r"\n\n  - mode object <.*DecliningMode"):
+        with DecliningMode():
+            x * 2
+
+
+def test_a_mode_that_raises():
+    class Boom(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.name() == "aten::mul.Tensor":
+                raise ValueError(f"no multiplication here ({func.name()})")
+            return func(*args, **(kwargs or {}))
+
+    m = Boom()
+    with pytest.raises(ValueError, match=r"no multiplication here \(aten::mul\.Tensor\)"):
+        with m:
+            _ = bs.ones(2) + 1  # fine
+            _ = bs.ones(2) * 2
+    # the stack is restored and the key is off: later calls work without the mode
+    assert _get_current_dispatch_mode_stack() == []
+    np.testing.assert_allclose((bs.ones(2) * 2).numpy(), [2.0, 2.0])
+    # raising while other modes are active leaves them in place
+    with LoggingMode() as outer:
+        with pytest.raises(ValueError):
+            with Boom():
+                bs.ones(1) * 2
+        assert _get_current_dispatch_mode() is outer
+        _ = bs.ones(1) * 2
+    assert outer.log[-1] == "aten::mul.Tensor"
+
+
+def test_base_mode_handler_is_abstract():
+    with pytest.raises(NotImplementedError):
+        with TorchDispatchMode():
+            bs.ones(1) + 1
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_subclass_that_raises():
+    class Raising(Declining):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise IndexError(f"{func.name()}: refused")
+
+    with pytest.raises(IndexError, match="aten::sum: refused"):
+        Raising(bs.ones(2)).sum()
+
+
+# ---------------------------------------------------------------------------
+# library.register_torch_dispatch
+# ---------------------------------------------------------------------------
+def test_register_torch_dispatch_for_a_custom_op_and_a_mode(ns):
+    @library.custom_op(f"{ns}::double", mutates_args=())
+    def double(x: bs.Tensor) -> bs.Tensor:
+        return x * 2
+
+    calls: list = []
+
+    @library.register_torch_dispatch(f"{ns}::double", LoggingMode)
+    def _(mode, func, types, args, kwargs):
+        calls.append((mode, func.name(), types))
+        return args[0] * 10
+
+    m = LoggingMode()
+    with m:
+        y = double(bs.ones(2))
+    # the rule runs instead of the mode's __torch_dispatch__ for this op; the rule's own mul reaches no mode
+    np.testing.assert_allclose(y.numpy(), [10.0, 10.0])
+    assert calls == [(m, f"{ns}::double", ())]
+    assert f"{ns}::double" not in m.log
+    np.testing.assert_allclose(double(bs.ones(2)).numpy(), [2.0, 2.0])  # no mode: the kernel
+
+
+def test_register_torch_dispatch_for_an_aten_op_and_a_subclass_with_lib():
+    seen: list = []
+
+    def rule(cls, func, types, args, kwargs):
+        seen.append((cls, func.name(), types))
+        return LoggingTensor(args[0].elem.neg() * 0 + 42)
+
+    LoggingTensor.log = []
+    with library._scoped_library("aten", "FRAGMENT") as lib:
+        library.register_torch_dispatch(bs.ops.aten.neg.default, LoggingTensor, rule, lib=lib)
+        y = bs.neg(LoggingTensor(bs.ones(2)))
+        np.testing.assert_allclose(y.elem.numpy(), [42.0, 42.0])
+        assert seen == [(LoggingTensor, "aten::neg", (LoggingTensor,))]
+        assert "aten::neg" not in LoggingTensor.log  # checked before __torch_dispatch__
+    # the library is gone, and so is the rule
+    y = bs.neg(LoggingTensor(bs.ones(2)))
+    np.testing.assert_allclose(y.elem.numpy(), [-1.0, -1.0])
+    assert "aten::neg" in LoggingTensor.log
+
+
+def test_custom_op_def_register_torch_dispatch(ns):
+    @library.custom_op(f"{ns}::scale", mutates_args=())
+    def scale(x: bs.Tensor, k: float) -> bs.Tensor:
+        return x * k
+
+    @scale.register_torch_dispatch(LoggingTensor)
+    def _(cls, func, types, args, kwargs):
+        x, k = args
+        return LoggingTensor(x.elem * k + 1)
+
+    y = scale(LoggingTensor(bs.ones(2)), 3.0)
+    assert isinstance(y, LoggingTensor)
+    np.testing.assert_allclose(y.elem.numpy(), [4.0, 4.0])
+
+
+def test_register_torch_dispatch_errors():
+    with pytest.raises(TypeError, match="must be a class"):
+        library.register_torch_dispatch("aten::neg", LoggingMode(), lambda *a: None)
+    with pytest.raises(ValueError, match="does not exist"):
+        library.register_torch_dispatch("aten::no_such_op_xyz", LoggingMode, lambda *a: None)
+    with pytest.raises(TypeError, match="expected a function"):
+        library.register_torch_dispatch("aten::neg", LoggingMode, 3)
+
+
+# ---------------------------------------------------------------------------
+# _pytree
+# ---------------------------------------------------------------------------
+def test_pytree_round_trip_and_map():
+    Point = collections.namedtuple("Point", ["x", "y"])
+    tree = {"a": [1, (2, 3)], "b": Point(4, None), "c": collections.OrderedDict(z=5)}
+    leaves, spec = pytree.tree_flatten(tree)
+    assert leaves == [1, 2, 3, 4, 5]  # None is a node without children
+    assert pytree.tree_unflatten(leaves, spec) == tree
+    assert spec.num_leaves == 5
+    doubled = pytree.tree_map(lambda v: v * 2, tree)
+    assert doubled == {"a": [2, (4, 6)], "b": Point(8, None), "c": collections.OrderedDict(z=10)}
+    assert type(doubled["b"]) is Point
+    assert pytree.tree_map(lambda a, b: a + b, [1, 2], [10, 20]) == [11, 22]
+    assert pytree.tree_map_only(str, str.upper, ["a", 1, ("b",)]) == ["A", 1, ("B",)]
+    assert pytree.tree_leaves([[1], [2, [3]]], is_leaf=lambda n: n == [3]) == [1, 2, [3]]
+    assert pytree.tree_any(lambda v: v > 4, tree) and not pytree.tree_all(lambda v: v > 4, tree)
+    assert pytree.tree_structure([1, 2]) == pytree.tree_structure([3, 4])
+    assert pytree.tree_structure([1, 2]) != pytree.tree_structure((3, 4))
+
+
+def test_pytree_errors_and_registration():
+    _, spec = pytree.tree_flatten([1, 2])
+    with pytest.raises(ValueError, match=r"`leaves` has length 3 but the spec refers to a pytree that holds 2"):
+        pytree.tree_unflatten([1, 2, 3], spec)
+    with pytest.raises(TypeError, match="Expected `treespec` to be instance of TreeSpec"):
+        pytree.tree_unflatten([1], [1])
+    with pytest.raises(ValueError, match="structure"):
+        pytree.tree_map(lambda a, b: a, [1, 2], [1, 2, 3])
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    pytree.register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda xs, _: Pair(*xs))
+    with pytest.raises(ValueError, match="already registered"):
+        pytree.register_pytree_node(Pair, lambda p: ([], None), lambda xs, _: Pair(0, 0))
+    out = pytree.tree_map(lambda v: v + 1, [Pair(1, 2)])
+    assert (out[0].a, out[0].b) == (2, 3)
+    t = bs.ones(2)
+    assert pytree.tree_leaves({"t": t})[0] is t
+
+
+def test_register_torch_dispatch_newest_wins_and_removal_restores():
+    x = LoggingTensor(bs.ones(1))
+
+    def rule(value):
+        return lambda cls, func, types, args, kwargs: LoggingTensor(bs.full([1], value))
+
+    with library._scoped_library("aten", "FRAGMENT") as first:
+        library.register_torch_dispatch("aten::neg", LoggingTensor, rule(1.0), lib=first)
+        with library._scoped_library("aten", "FRAGMENT") as second:
+            library.register_torch_dispatch("aten::neg", LoggingTensor, rule(2.0), lib=second)
+            assert bs.neg(x).elem.item() == 2.0
+        assert bs.neg(x).elem.item() == 1.0  # the older rule is back
+        with library._scoped_library("aten", "FRAGMENT") as third:
+            library.register_torch_dispatch("aten::neg", LoggingTensor, rule(3.0), lib=third)
+            first._destroy()  # removing an older rule leaves the newest in place
+            assert bs.neg(x).elem.item() == 3.0
+        # every rule gone: the class's own handler
+    assert bs.neg(x).elem.item() == -1.0
