@@ -191,3 +191,85 @@ def test_run_formula_binding_rejects_bad_calls():
         _C._autograd_run_formula("aten::mul.Tensor", [x, x], [None, None], [x], [], [True])
     with pytest.raises(TypeError, match="argument 'alpha'"):
         _C._autograd_run_formula("aten::add.Tensor", [x, x, "two"], [None, None, None], [x], [], [True, True])
+
+
+# ---- operators that had no formula (derivatives.yaml declares them) ----------------------------
+@pytest.mark.parametrize("fn", [
+    lambda x: (x * 1).uniform_(),
+    lambda x: (x * 1).normal_(),
+    lambda x: (x * 1).bernoulli_(0.5),
+    lambda x: (x * 1).random_(0, 5),
+    lambda x: (x * 1).exponential_(),
+    lambda x: B.bernoulli(x),
+    lambda x: B.normal(x, 1.0),
+    lambda x: B.normal(0.0, x),
+    lambda x: B.normal(x, x),
+])
+def test_random_operators_have_zero_gradient(fn):
+    x = B.tensor([0.2, 0.5, 0.7], dtype=B.float64).requires_grad_()
+    y = fn(x)
+    assert y.requires_grad
+    (y * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+@pytest.mark.parametrize("fn", [B.rand_like, B.randn_like, lambda x: B.randint_like(x, 5)])
+def test_random_like_factories_are_not_differentiable(fn):
+    x = rand(3)
+    y = fn(x)
+    assert not y.requires_grad and y.grad_fn is None
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_outputs_are_not_differentiable_and_in_place_forms_give_zeros(op):
+    x, y = rand(4), rand(4)
+    out = getattr(x, op)(y)
+    assert out.dtype == B.bool and not out.requires_grad
+    z = getattr(x * 1, op + "_")(0.0)
+    assert z.requires_grad
+    w = getattr(x * 1, op + "_")(y)
+    (z.sum() + w.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(4))
+    np.testing.assert_array_equal(y.grad.numpy(), np.zeros(4))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gradients(reduce, include_self):
+    index = B.tensor([0, 2, 0, 1, 2])
+
+    def f(a, s):
+        return ops.scatter_reduce.two(a, 0, index, s, reduce, include_self=include_self)
+
+    a, s = distinct(4), distinct(5)
+    assert f(a, s).grad_fn.name() == "ScatterReduceBackward0"
+    assert gradcheck(f, (a, s))
+    if reduce in ("sum", "mean"):
+        assert gradgradcheck(f, (a, s))
+
+
+def test_scatter_reduce_prod_raises_not_implemented():
+    a, s = distinct(3), distinct(3)
+    y = ops.scatter_reduce.two(a, 0, B.tensor([0, 1, 1]), s, "prod")
+    with pytest.raises(NotImplementedError, match="reduce='prod'"):
+        y.sum().backward()
+
+
+def test_masked_scatter_gradients():
+    mask = B.tensor([[True, False, True], [False, True, False]])
+
+    def f(a, s):
+        return ops.masked_scatter(a, mask, s)
+
+    a, s = rand(2, 3), rand(5)  # source longer than the mask's true count: its tail gets zeros
+    assert f(a, s).grad_fn.name() == "MaskedScatterBackward0"
+    assert gradcheck(f, (a, s))
+    assert gradgradcheck(f, (a, s))
+    f(a, s).sum().backward()
+    np.testing.assert_array_equal(s.grad.numpy(), [1, 1, 1, 0, 0])
+
+
+def test_masked_select_with_a_mask_broadcasting_self():
+    mask = B.tensor([[True, False, True], [False, True, True]])
+    for x in (rand(3), rand(2, 1)):
+        assert gradcheck(lambda a: a.masked_select(mask), (x,))

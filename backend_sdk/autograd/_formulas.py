@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-__all__ = ["FORMULAS", "Formula", "sum_to"]
+__all__ = ["FORMULAS", "Formula", "NOT_DIFFERENTIABLE", "sum_to"]
 
 
 class Formula:
@@ -466,18 +466,23 @@ def _index_put(c):
 
 @formula("masked_select", saves=("mask",))
 def _masked_select(c):
+    import numpy as np
+
     meta = c["self"]
     mask, g = c["mask"], c.g
+    # self and mask broadcast together (PyTorch's masked_select): the gradient is scattered into
+    # the broadcast shape and the node sums it back to self's.
+    shape = [int(d) for d in np.broadcast_shapes(tuple(meta.shape), tuple(mask.shape))]
     if meta.device.type != "cpu":
         # A boolean-mask index_put has a data-dependent shape that device kernels may refuse to
         # plan (Meta cannot); scatter on the host and move the result back.
         out = _ops().index_put.default(
-            _B().zeros(list(meta.shape), dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(
-                list(meta.shape))], g.cpu(), True)
+            _B().zeros(shape, dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(shape)], g.cpu(), True)
         return {"self": out.to(device=meta.device)}
-    if tuple(mask.shape) != tuple(meta.shape):
-        mask = mask.expand(list(meta.shape))
-    return {"self": _ops().index_put.default(_zeros(meta), [mask], g, True)}
+    if list(mask.shape) != shape:
+        mask = mask.expand(shape)
+    z = _B().zeros(shape, dtype=meta.dtype, device=meta.device)
+    return {"self": _ops().index_put.default(z, [mask], g, True)}
 
 
 @formula("take", saves=("index",))
@@ -486,6 +491,23 @@ def _take(c):
     z = _zeros(meta).reshape([-1])
     z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
     return {"self": z.reshape(list(meta.shape))}
+
+
+# ---- random operators ------------------------------------------------------------------------
+# The in-place samplers (uniform_, normal_, bernoulli_, random_, ...; their functional forms are in
+# the C++ table where aten has them): a sample does not depend on the values it overwrites, so its
+# gradient is zero (derivatives.yaml: zeros_like(grad)).
+@formula("uniform", "normal", "bernoulli.float", "bernoulli.Tensor", "bernoulli.p", "random", "random.from",
+         "random.to", "exponential", "geometric", "cauchy", "log_normal")
+def _random_zero(c):
+    return {"self": c.g * 0, "p": c.g * 0}
+
+
+# Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
+# constants, they do not require grad.
+NOT_DIFFERENTIABLE = frozenset(
+    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor")
+)
 
 
 # In-place overloads whose functional twin has a different overload name.

@@ -127,6 +127,12 @@ def _cpp_formula(key: str) -> "Formula | None":
 _infos: dict[str, OpInfo] = {}
 
 
+def _not_differentiable() -> frozenset:
+    from ._formulas import NOT_DIFFERENTIABLE
+
+    return NOT_DIFFERENTIABLE
+
+
 def op_info(op: Any) -> OpInfo:
     info = _infos.get(op.__name__)
     if info is None or info.qualname != op.__name__:
@@ -329,6 +335,13 @@ def _flat_tensors(value: Any) -> list:
 def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     """The autograd hook: runs `op` below Autograd and records its node (see the module docstring)."""
     info = op_info(op)
+    if info.key in _not_differentiable():
+        prev = _C._is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            return _C._redispatch(info.qualname, keyset.keys_after("AutogradFunctionality"), *args, **kwargs)
+        finally:
+            _C._set_grad_enabled(prev)
     bound: dict[str, Any] = dict(info.defaults)
     for name, v in zip(info.names, args):
         bound[name] = v

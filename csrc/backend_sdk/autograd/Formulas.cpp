@@ -216,6 +216,73 @@ Tensor pow_tensor_backward(const Tensor& g, const Tensor& self, const Tensor& ex
 
 bool true_division(const IValue& rounding_mode) { return rounding_mode.is_none(); }
 
+Tensor ones_of(const Tensor& like) { return ops::full_like_sized(like, like.sizes(), 1.0); }
+
+// Note [scatter_reduce backward]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// PyTorch's scatter_reduce_backward for "sum", "mean", "amax" and "amin": the
+// positions of self that src is scattered into ("scattered") take no gradient
+// for their self value when include_self=False (the output there does not read
+// it). "mean" divides by the count of values reduced into each position;
+// "amax"/"amin" split the gradient evenly among the values equal to the result
+// (self's and src's alike). "prod" is refused with PyTorch's error type: its
+// exact gradient with zeros needs the masked products PyTorch builds, not
+// written yet.
+Tensor scattered_mask(const InputMetadata& self, int64_t dim, const Tensor& index) {
+  return cmp(OP("aten::ne.Scalar"), ops::scatter(zeros(self), dim, index, Scalar(1.0)), Scalar(0));
+}
+
+Tensor scatter_reduce_backward(FormulaContext& c, bool for_self) {
+  const Tensor g = c.grad(0);
+  const std::string& reduce = c.arg("reduce").to_string();
+  const bool include_self = c.flag("include_self");
+  const int64_t dim = c.integer("dim");
+  const Tensor index = c.tensor("index");
+  const InputMetadata& self_meta = c.node.arg_meta[static_cast<size_t>(c.index("self"))];
+  if (reduce == "sum") {
+    if (!for_self) return ops::gather(g, dim, index);
+    return include_self ? g : call(OP("aten::masked_fill.Scalar"), g, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  if (reduce == "mean") {
+    Tensor n = zeros(self_meta);
+    if (include_self) n = add(n, Scalar(1));
+    n = ops::scatter_add(n, dim, index, ones_of(c.tensor("src")));
+    n = call(OP("aten::masked_fill.Scalar"), n, cmp(OP("aten::eq.Scalar"), n, Scalar(0)), Scalar(1));
+    Tensor gn = div(g, n);
+    if (!for_self) return ops::gather(gn, dim, index);
+    return include_self ? gn
+                        : call(OP("aten::masked_fill.Scalar"), gn, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  SDK_CHECK_NOT_IMPLEMENTED(reduce == "amax" || reduce == "amin", "the derivative for 'scatter_reduce' with reduce='",
+                            reduce, "' is not implemented (Note [scatter_reduce backward])");
+  const Tensor self = c.tensor("self");
+  const Tensor src = c.tensor("src");
+  const Tensor result = c.result(0);
+  Tensor self_is = ops::to(cmp(OP("aten::eq.Tensor"), self, result), g.dtype());
+  if (!include_self) {
+    self_is = call(OP("aten::masked_fill.Scalar"), self_is, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  Tensor src_is = ops::to(cmp(OP("aten::eq.Tensor"), src, ops::gather(result, dim, index)), g.dtype());
+  Tensor n = ops::scatter_add(self_is, dim, index, src_is);
+  n = call(OP("aten::masked_fill.Scalar"), n, cmp(OP("aten::eq.Scalar"), n, Scalar(0)), Scalar(1));
+  Tensor share = div(g, n);
+  return for_self ? mul(self_is, share) : mul(src_is, ops::gather(share, dim, index));
+}
+
+// masked_scatter: self keeps the gradient where mask is false; source's elements, taken in order
+// by the true positions of mask, get the gradient there, and its unused tail gets zeros.
+Tensor masked_scatter_source_backward(const Tensor& g, const Tensor& mask, const InputMetadata& source) {
+  Tensor taken = ops::masked_select(g, mask);
+  int64_t total = 1;
+  for (int64_t s : source.shape) total *= s;
+  const int64_t used = taken.numel();
+  if (used < total) {
+    Tensor pad = ops::full_like_sized(g, std::vector<int64_t>{total - used}, 0.0);
+    taken = call(OP("aten::cat"), std::vector<Tensor>{taken, pad}, int64_t{0});
+  }
+  return ops::view(taken, source.shape);
+}
+
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
 #define HAS_G(i) (c.has_grad(i))
