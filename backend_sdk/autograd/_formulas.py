@@ -1,4 +1,10 @@
-"""Derivative formulas of the operator library, keyed by operator overload ("aten::add.Tensor").
+"""Derivative formulas of the operator library that are not (yet) in the C++ table, keyed by
+operator overload ("aten::cat").
+
+Most formulas live in csrc/backend_sdk/autograd/derivatives.def (Note [Derivative formula
+table]); an overload is written in one place only (tests/test_autograd_cpp_formulas.py checks).
+The ones here are views and shape ops (recorded in Python for view tracking), Tensor[] operators,
+the nn operators of ``_formulas_nn``, and the in-place samplers.
 
 A formula receives a FormulaCtx ``c``: ``c["name"]`` is a forward argument (a
 saved tensor, checked against its version, for names in ``saves``; for other

@@ -100,12 +100,16 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
   if (!any) return;
   node->input_metadata.reserve(nret);
   for (size_t r = 0; r < nret; ++r) {
-    const Tensor& out = rets[r].to_tensor();
-    node->input_metadata.emplace_back(out);
+    const Tensor out = rets[r].is_tensor() ? rets[r].to_tensor() : Tensor();
+    node->input_metadata.push_back(out.defined() ? InputMetadata(out) : InputMetadata());
     if (info.saves_result) node->results.emplace_back(out, /*is_output=*/differentiable[r], static_cast<uint32_t>(r));
   }
-  const Tensor& first = rets[0].to_tensor();
-  if (!first.is_cpu() && !first.is_meta()) node->stream_id = runtime::current_stream(first.device()).id();
+  for (size_t r = 0; r < nret; ++r) {
+    if (!differentiable[r]) continue;
+    const Tensor& out = rets[r].to_tensor();
+    if (!out.is_cpu() && !out.is_meta()) node->stream_id = runtime::current_stream(out.device()).id();
+    break;
+  }
   for (size_t r = 0; r < nret; ++r) {
     if (differentiable[r]) set_history(rets[r].to_tensor(), node, static_cast<uint32_t>(r));
   }

@@ -43,19 +43,11 @@ std::vector<int64_t> reduced_dims(IntArrayRef sizes, const IValue& dim) {
   return dims;
 }
 
+Tensor keep_dims(const Tensor& g, IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim);
+
 // sum.dim_IntList's backward: put back the reduced dimensions (keepdim=False) and broadcast.
 Tensor sum_backward(const Tensor& g, IntArrayRef sizes, const IValue& dim, bool keepdim) {
-  if (keepdim || sizes.empty()) return expand_to(g, sizes);
-  std::vector<int64_t> dims = reduced_dims(sizes, dim);
-  std::vector<bool> reduced(sizes.size(), false);
-  for (int64_t d : dims) reduced[static_cast<size_t>(d)] = true;
-  std::vector<int64_t> shape, strides;
-  int64_t k = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    shape.push_back(reduced[i] ? 1 : sizes[i]);
-    strides.push_back(reduced[i] ? 0 : g.stride(k++));
-  }
-  return expand_to(as_strided(g, shape, strides, g.storage_offset()), sizes);
+  return expand_to(keep_dims(g, sizes, reduced_dims(sizes, dim), keepdim), sizes);
 }
 
 int64_t numel_of(IntArrayRef sizes) {
@@ -118,8 +110,6 @@ int64_t wrap(int64_t d, size_t ndim) {
   const int64_t n = std::max<int64_t>(static_cast<int64_t>(ndim), 1);
   return d < 0 ? d + n : d;
 }
-
-std::vector<int64_t> reduced_dims(IntArrayRef sizes, const IValue& dim);
 
 // g, the result of reducing a tensor of `sizes` over `dims` (keepdim or not), viewed with the
 // reduced dimensions back as size 1 (what broadcasting against the input needs).
