@@ -384,10 +384,10 @@ def test_views_get_grad_fn_through_the_view_op():
 # ---- missing formula ----------------------------------------------------------------------------
 def test_op_without_formula_runs_forward_and_fails_in_backward_naming_it():
     x = leaf([1.0, 2.0, 3.0])
-    y = B.ops.aten.normal.Tensor_float(x, 0.0)  # no derivative formula (yet), not composite
-    assert y.requires_grad and y.grad_fn.name() == "NormalBackward0"
-    np.testing.assert_allclose(np_of(y), [1.0, 2.0, 3.0])
-    with pytest.raises(RuntimeError, match=r"the derivative for 'aten::normal.Tensor_float' is not implemented"):
+    y = B.ops.aten.scatter.value_reduce(x, 0, B.tensor([0]), 2.0, reduce="multiply")  # no formula, not composite
+    assert y.requires_grad and y.grad_fn.name() == "ScatterBackward0"
+    np.testing.assert_allclose(np_of(y), [2.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=r"the derivative for 'aten::scatter.value_reduce' is not implemented"):
         y.sum().backward()
 
 

@@ -1,4 +1,10 @@
-"""Derivative formulas of the operator library, keyed by operator overload ("aten::add.Tensor").
+"""Derivative formulas of the operator library that are not (yet) in the C++ table, keyed by
+operator overload ("aten::cat").
+
+Most formulas live in csrc/backend_sdk/autograd/derivatives.def (Note [Derivative formula
+table]); an overload is written in one place only (tests/test_autograd_cpp_formulas.py checks).
+The ones here are views and shape ops (recorded in Python for view tracking), Tensor[] operators,
+the nn operators of ``_formulas_nn``, and the in-place samplers.
 
 A formula receives a FormulaCtx ``c``: ``c["name"]`` is a forward argument (a
 saved tensor, checked against its version, for names in ``saves``; for other
@@ -20,16 +26,16 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-__all__ = ["FORMULAS", "Formula", "sum_to"]
+__all__ = ["FORMULAS", "Formula", "NOT_DIFFERENTIABLE", "sum_to"]
 
 
 class Formula:
     """A derivative formula and the argument names (and ``"result"``) it saves."""
 
-    __slots__ = ("fn", "saves")
+    __slots__ = ("fn", "saves", "node_name")
 
-    def __init__(self, fn: Callable, saves: tuple[str, ...]) -> None:
-        self.fn, self.saves = fn, frozenset(saves)
+    def __init__(self, fn: Callable, saves: tuple[str, ...], node_name: str | None = None) -> None:
+        self.fn, self.saves, self.node_name = fn, frozenset(saves), node_name
 
     def __call__(self, ctx: Any) -> Any:
         return self.fn(ctx)
@@ -89,10 +95,6 @@ def _zeros_for_writes(meta: Any, g: Any) -> Any:
     return z
 
 
-def _scalar_mul(g: Any, s: Any) -> Any:
-    return g if s == 1 else g * s
-
-
 def _dims(dim: Any, ndim: int) -> list[int]:
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return list(range(ndim))
@@ -111,220 +113,14 @@ def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
 
 
 # ---- arithmetic -------------------------------------------------------------
-@formula("add.Tensor")
-def _add(c):
-    return {"self": c.g, "other": _scalar_mul(c.g, c["alpha"])}
-
-
-@formula("add.Scalar", "neg", "_to_copy", "clone", "contiguous", "alias", "lift_fresh")
+@formula("_to_copy", "clone", "contiguous", "alias", "lift_fresh")
 def _identity_like(c):
-    g = c.g
-    return {"self": -g if c.op.startswith("aten::neg") else g}
-
-
-@formula("sub.Tensor")
-def _sub(c):
-    return {"self": c.g, "other": _scalar_mul(-c.g, c["alpha"])}
-
-
-@formula("sub.Scalar")
-def _sub_scalar(c):
     return {"self": c.g}
 
 
-@formula("rsub.Tensor")
-def _rsub(c):
-    return {"self": _scalar_mul(-c.g, c["alpha"]), "other": c.g}
-
-
-@formula("rsub.Scalar")
-def _rsub_scalar(c):
-    return {"self": _scalar_mul(-c.g, c["alpha"])}
-
-
-@formula("mul.Tensor", saves=("self", "other"))
-def _mul(c):
-    out = {}
-    if "self" in c.needs:
-        out["self"] = c.g * c["other"]
-    if "other" in c.needs:
-        out["other"] = c.g * c["self"]
-    return out
-
-
-@formula("mul.Scalar")
-def _mul_scalar(c):
-    return {"self": c.g * c["other"]}
-
-
-def _div_mode_is_true(c) -> bool:
-    return c.args.get("rounding_mode") is None
-
-
-@formula("div.Tensor", "div.Tensor_mode", saves=("self", "other"))
-def _div(c):
-    if not _div_mode_is_true(c):
-        return {}
-    other = c["other"]
-    out = {"self": c.g / other}
-    if "other" in c.needs:
-        out["other"] = -c.g * c["self"] / (other * other)
-    return out
-
-
-@formula("div.Scalar", "div.Scalar_mode")
-def _div_scalar(c):
-    if not _div_mode_is_true(c):
-        return {}
-    return {"self": c.g / c["other"]}
-
-
-@formula("pow.Tensor_Scalar", saves=("self",))
-def _pow_scalar(c):
-    e = c["exponent"]
-    if e == 0:
-        return {"self": c.g * 0}
-    return {"self": c.g * e * c["self"] ** (e - 1)}
-
-
-@formula("pow.Tensor_Tensor", saves=("self", "exponent", "result"))
-def _pow_tt(c):
-    out = {}
-    s, e = c["self"], c["exponent"]
-    if "self" in c.needs:
-        out["self"] = c.g * e * s ** (e - 1)
-    if "exponent" in c.needs:
-        B = _B()
-        out["exponent"] = B.where((s == 0) & (e >= 0), 0.0, c.g * c.result * B.log(s))
-    return out
-
-
-@formula("pow.Scalar", saves=("result",))
-def _pow_st(c):
-    base = c["self"]
-    if base == 0:
-        return {"exponent": c.g * 0}
-    return {"exponent": c.g * c.result * math.log(base)}
-
-
-@formula("exp", saves=("result",))
-def _exp(c):
-    return {"self": c.g * c.result}
-
-
-@formula("log", saves=("self",))
-def _log(c):
-    return {"self": c.g / c["self"]}
-
-
-@formula("log1p", saves=("self",))
-def _log1p(c):
-    return {"self": c.g / (c["self"] + 1)}
-
-
-@formula("expm1", saves=("result",))
-def _expm1(c):
-    return {"self": c.g * (c.result + 1)}
-
-
-@formula("sqrt", saves=("result",))
-def _sqrt(c):
-    return {"self": c.g / (2 * c.result)}
-
-
-@formula("rsqrt", saves=("result",))
-def _rsqrt(c):
-    r = c.result
-    return {"self": c.g * (-0.5) * r * r * r}
-
-
-@formula("reciprocal", saves=("result",))
-def _reciprocal(c):
-    r = c.result
-    return {"self": -c.g * r * r}
-
-
-@formula("sin", saves=("self",))
-def _sin(c):
-    return {"self": c.g * c["self"].cos()}
-
-
-@formula("cos", saves=("self",))
-def _cos(c):
-    return {"self": -c.g * c["self"].sin()}
-
-
-@formula("tan", saves=("result",))
-def _tan(c):
-    r = c.result
-    return {"self": c.g * (1 + r * r)}
-
-
-@formula("tanh", saves=("result",))
-def _tanh(c):
-    r = c.result
-    return {"self": c.g * (1 - r * r)}
-
-
-@formula("sigmoid", saves=("result",))
-def _sigmoid(c):
-    r = c.result
-    return {"self": c.g * r * (1 - r)}
-
-
-@formula("relu", saves=("result",))
-def _relu(c):
-    return {"self": _B().where(c.result > 0, c.g, 0.0)}
-
-
-@formula("erf", saves=("self",))
-def _erf(c):
-    x = c["self"]
-    return {"self": c.g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp()}
-
-
-@formula("gelu", saves=("self",))
-def _gelu(c):
-    x = c["self"]
-    if c["approximate"] == "tanh":
-        k = math.sqrt(2.0 / math.pi)
-        inner = k * (x + 0.044715 * x * x * x)
-        t = inner.tanh()
-        d_inner = k * (1 + 3 * 0.044715 * x * x)
-        return {"self": c.g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)}
-    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2.0))).erf())
-    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
-    return {"self": c.g * (cdf + x * pdf)}
-
-
-@formula("silu", saves=("self",))
-def _silu(c):
-    x = c["self"]
-    s = x.sigmoid()
-    return {"self": c.g * s * (1 + x * (1 - s))}
-
-
-@formula("abs", saves=("self",))
-def _abs(c):
-    return {"self": c.g * c["self"].sign()}
-
-
-@formula("sign", "floor", "ceil", "trunc", "round", "round.decimals")
+@formula("round.decimals")
 def _zero_grad(c):
     return {"self": c.g * 0}
-
-
-@formula("clamp", saves=("self",))
-def _clamp(c):
-    x = c["self"]
-    mask = None
-    lo, hi = c["min"], c["max"]
-    if lo is not None:
-        mask = x >= lo
-    if hi is not None:
-        m = x <= hi
-        mask = m if mask is None else mask & m
-    return {"self": c.g if mask is None else _B().where(mask, c.g, 0.0)}
 
 
 @formula("clamp.Tensor", saves=("self", "min", "max"))
@@ -346,151 +142,8 @@ def _clamp_tensor(c):
     return out
 
 
-def _max_min(c, bigger: bool):
-    B = _B()
-    a, b = c["self"], c["other"]
-    win = a > b if bigger else a < b
-    tie = a == b
-    half = c.g / 2
-    ga = B.where(tie, half, B.where(win, c.g, 0.0))
-    gb = B.where(tie, half, B.where(win, 0.0, c.g))
-    return {"self": ga, "other": gb}
-
-
-@formula("maximum", saves=("self", "other"))
-def _maximum(c):
-    return _max_min(c, True)
-
-
-@formula("minimum", saves=("self", "other"))
-def _minimum(c):
-    return _max_min(c, False)
-
-
-@formula("where.self", saves=("condition",))
-def _where(c):
-    cond = c["condition"]
-    B = _B()
-    return {"self": B.where(cond, c.g, 0.0), "other": B.where(cond, 0.0, c.g)}
-
-
-@formula("where.ScalarSelf", saves=("condition",))
-def _where_ss(c):
-    return {"other": _B().where(c["condition"], 0.0, c.g)}
-
-
-@formula("where.ScalarOther", saves=("condition",))
-def _where_so(c):
-    return {"self": _B().where(c["condition"], c.g, 0.0)}
-
-
-@formula("masked_fill.Scalar", saves=("mask",))
-def _masked_fill(c):
-    return {"self": c.g.masked_fill(c["mask"], 0.0)}
-
-
 # ---- reductions ---------------------------------------------------------------
-@formula("sum")
-def _sum(c):
-    return {"self": c.g.expand(list(c["self"].shape))}
-
-
-@formula("sum.dim_IntList")
-def _sum_dim(c):
-    meta = c["self"]
-    dims = _dims(c["dim"], meta.dim())
-    g = _unsqueeze_dims(c.g, dims, meta.dim(), c["keepdim"])
-    return {"self": g.expand(list(meta.shape))}
-
-
-@formula("mean")
-def _mean(c):
-    meta = c["self"]
-    return {"self": c.g.expand(list(meta.shape)) / max(meta.numel(), 1)}
-
-
-@formula("mean.dim")
-def _mean_dim(c):
-    meta = c["self"]
-    dims = _dims(c["dim"], meta.dim())
-    n = 1
-    for d in dims:
-        n *= meta.shape[d] if meta.dim() else 1
-    g = _unsqueeze_dims(c.g, dims, meta.dim(), c["keepdim"])
-    return {"self": g.expand(list(meta.shape)) / max(n, 1)}
-
-
-def _select_extreme(c, dims, keepdim):
-    x = c["self"]
-    r = _unsqueeze_dims(c.result, dims, x.dim(), keepdim)
-    g = _unsqueeze_dims(c.g, dims, x.dim(), keepdim)
-    mask = (x == r).to(dtype=c.g.dtype)
-    count = _ops().sum.dim_IntList(mask, dims, True) if dims else mask
-    return {"self": g * mask / count}
-
-
-@formula("amax", "amin", saves=("self", "result"))
-def _amax(c):
-    x = c["self"]
-    return _select_extreme(c, _dims(c["dim"], x.dim()), c["keepdim"])
-
-
-@formula("max", "min", saves=("self", "result"))
-def _max_all(c):
-    x = c["self"]
-    return _select_extreme(c, list(range(x.dim())), False)
-
-
-@formula("max.dim", "min.dim", saves=("result",))
-def _max_dim(c):
-    meta = c["self"]
-    if meta.dim() == 0:
-        return {"self": c.g}
-    d = c["dim"] % meta.dim()
-    _, idx = c.result
-    g = c.grads[0]
-    if not c["keepdim"]:
-        g, idx = g.unsqueeze(d), idx.unsqueeze(d)
-    return {"self": _zeros(meta).scatter(d, idx, g)}
-
-
-def _var_parts(c):
-    x = c["self"]
-    dims = _dims(c["dim"], x.dim())
-    n = 1
-    for d in dims:
-        n *= x.shape[d] if x.dim() else 1
-    corr = c["correction"]
-    corr = 1 if corr is None else corr
-    mean = _ops().mean.dim(x, dims, True) if x.dim() else x
-    return x, dims, n - corr, mean
-
-
-@formula("var.correction", saves=("self",))
-def _var(c):
-    x, dims, denom, mean = _var_parts(c)
-    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
-    return {"self": g * 2 * (x - mean) / denom}
-
-
-@formula("std.correction", saves=("self", "result"))
-def _std(c):
-    x, dims, denom, mean = _var_parts(c)
-    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
-    r = _unsqueeze_dims(c.result, dims, x.dim(), c["keepdim"])
-    return {"self": g * (x - mean) / (denom * r)}
-
-
-@formula("logsumexp", saves=("self", "result"))
-def _logsumexp(c):
-    x = c["self"]
-    dims = _dims(c["dim"], x.dim())
-    g = _unsqueeze_dims(c.g, dims, x.dim(), c["keepdim"])
-    r = _unsqueeze_dims(c.result, dims, x.dim(), c["keepdim"])
-    return {"self": g * (x - r).exp()}
-
-
-@formula("softmax.int", "_softmax", saves=("result",))
+@formula("_softmax", saves=("result",))
 def _softmax(c):
     y = c.result
     d = c["dim"]
@@ -498,20 +151,11 @@ def _softmax(c):
     return {"self": gy - y * _ops().sum.dim_IntList(gy, [d], True)}
 
 
-@formula("log_softmax.int", "_log_softmax", saves=("result",))
+@formula("_log_softmax", saves=("result",))
 def _log_softmax(c):
     y = c.result
     d = c["dim"]
     return {"self": c.g - y.exp() * _ops().sum.dim_IntList(c.g, [d], True)}
-
-
-@formula("cumsum")
-def _cumsum(c):
-    d = c["dim"]
-    meta = c["self"]
-    if meta.dim() == 0:
-        return {"self": c.g}
-    return {"self": c.g.flip([d]).cumsum(d).flip([d])}
 
 
 @formula("linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim_dtype",
@@ -539,44 +183,6 @@ def _vector_norm(c):
 
 
 # ---- linear algebra -------------------------------------------------------------
-@formula("mm", saves=("self", "mat2"))
-def _mm(c):
-    out = {}
-    if "self" in c.needs:
-        out["self"] = c.g.mm(c["mat2"].t())
-    if "mat2" in c.needs:
-        out["mat2"] = c["self"].t().mm(c.g)
-    return out
-
-
-@formula("bmm", saves=("self", "mat2"))
-def _bmm(c):
-    out = {}
-    if "self" in c.needs:
-        out["self"] = c.g.bmm(c["mat2"].transpose(1, 2))
-    if "mat2" in c.needs:
-        out["mat2"] = c["self"].transpose(1, 2).bmm(c.g)
-    return out
-
-
-@formula("addmm", saves=("mat1", "mat2"))
-def _addmm(c):
-    out = {}
-    alpha, beta = c["alpha"], c["beta"]
-    if "self" in c.needs:
-        out["self"] = _scalar_mul(c.g, beta)
-    if "mat1" in c.needs:
-        out["mat1"] = _scalar_mul(c.g.mm(c["mat2"].t()), alpha)
-    if "mat2" in c.needs:
-        out["mat2"] = _scalar_mul(c["mat1"].t().mm(c.g), alpha)
-    return out
-
-
-@formula("dot", saves=("self", "tensor"))
-def _dot(c):
-    return {"self": c.g * c["tensor"], "tensor": c.g * c["self"]}
-
-
 # ---- views and shape ops ------------------------------------------------------------
 @formula("view", "_unsafe_view", "reshape", "_reshape_alias", "squeeze", "squeeze.dim", "squeeze.dims",
          "unsqueeze", "flatten.using_ints", "view_as", "expand_as_view")
@@ -736,12 +342,6 @@ def _index(c):
     return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
 
 
-@formula("gather", saves=("index",))
-def _gather(c):
-    meta = c["self"]
-    return {"self": _zeros(meta).scatter_add(c["dim"], c["index"], c.g)}
-
-
 @formula("index_select", saves=("index",))
 def _index_select(c):
     meta = c["self"]
@@ -758,16 +358,6 @@ def _copy(c):
 
 
 # ---- losses ---------------------------------------------------------------------------
-@formula("mse_loss", saves=("self", "target"))
-def _mse(c):
-    diff = c["self"] - c["target"]
-    red = c["reduction"]
-    g = c.g * 2 * diff
-    if red == 1:
-        g = g / max(diff.numel(), 1)
-    return {"self": g, "target": -g}
-
-
 @formula("nll_loss_forward", saves=("target", "weight", "result"))
 def _nll(c):
     B = _B()
@@ -898,18 +488,23 @@ def _index_put(c):
 
 @formula("masked_select", saves=("mask",))
 def _masked_select(c):
+    import numpy as np
+
     meta = c["self"]
     mask, g = c["mask"], c.g
+    # self and mask broadcast together (PyTorch's masked_select): the gradient is scattered into
+    # the broadcast shape and the node sums it back to self's.
+    shape = [int(d) for d in np.broadcast_shapes(tuple(meta.shape), tuple(mask.shape))]
     if meta.device.type != "cpu":
         # A boolean-mask index_put has a data-dependent shape that device kernels may refuse to
         # plan (Meta cannot); scatter on the host and move the result back.
         out = _ops().index_put.default(
-            _B().zeros(list(meta.shape), dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(
-                list(meta.shape))], g.cpu(), True)
+            _B().zeros(shape, dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(shape)], g.cpu(), True)
         return {"self": out.to(device=meta.device)}
-    if tuple(mask.shape) != tuple(meta.shape):
-        mask = mask.expand(list(meta.shape))
-    return {"self": _ops().index_put.default(_zeros(meta), [mask], g, True)}
+    if list(mask.shape) != shape:
+        mask = mask.expand(shape)
+    z = _B().zeros(shape, dtype=meta.dtype, device=meta.device)
+    return {"self": _ops().index_put.default(z, [mask], g, True)}
 
 
 @formula("take", saves=("index",))
@@ -918,6 +513,23 @@ def _take(c):
     z = _zeros(meta).reshape([-1])
     z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
     return {"self": z.reshape(list(meta.shape))}
+
+
+# ---- random operators ------------------------------------------------------------------------
+# The in-place samplers (uniform_, normal_, bernoulli_, random_, ...; their functional forms are in
+# the C++ table where aten has them): a sample does not depend on the values it overwrites, so its
+# gradient is zero (derivatives.yaml: zeros_like(grad)).
+@formula("uniform", "normal", "bernoulli.float", "bernoulli.Tensor", "bernoulli.p", "random", "random.from",
+         "random.to", "exponential", "geometric", "cauchy", "log_normal")
+def _random_zero(c):
+    return {"self": c.g * 0, "p": c.g * 0}
+
+
+# Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
+# constants, they do not require grad.
+NOT_DIFFERENTIABLE = frozenset(
+    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor")
+)
 
 
 # In-place overloads whose functional twin has a different overload name.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._formulas import _ops, _zeros, formula
+from ._formulas import _ops, formula
 
 __all__: list[str] = []
 
@@ -128,17 +128,6 @@ def _adaptive_avg_pool2d(c):
 
 
 # ---- sorting ------------------------------------------------------------------
-@formula("sort", "sort.stable", "topk", saves=("result",))
-def _sort(c):
-    """value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim=True)."""
-    meta = c["self"]
-    if meta.dim() == 0:
-        return {"self": c.grads[0]}
-    _, indices = c.result
-    d = c["dim"] % meta.dim()
-    return {"self": _zeros(meta).scatter(d, indices, c.grads[0])}
-
-
 # ---- dropout ------------------------------------------------------------------
 @formula("native_dropout", saves=("result",))
 def _native_dropout(c):

@@ -81,15 +81,56 @@ class OpInfo:
 
         key = INPLACE_KEYS.get(self.qualname, key)
         self.key = key
-        self.formula = FORMULAS.get(key)
+        self.formula = FORMULAS.get(key) or _cpp_formula(key)
         if self.formula is None and self.is_inplace:
-            self.formula = FORMULAS.get(f"{ns}::{functional}")
+            self.formula = FORMULAS.get(f"{ns}::{functional}") or _cpp_formula(f"{ns}::{functional}")
         stem = functional[: -len("_forward")] if functional.endswith("_forward") else functional  # NllLossBackward0
         camel = "".join(p[:1].upper() + p[1:] for p in stem.split("_") if p)
-        self.node_name = f"{camel}Backward0"
+        self.node_name = (self.formula.node_name if self.formula is not None else None) or f"{camel}Backward0"
+
+
+def _cpp_formula(key: str) -> "Formula | None":
+    """The functional overload's C++ formula (derivatives.def) as a Python Formula, or None.
+
+    Operators with a C++ formula are recorded in C++ (Note [Derivative formula table]); their
+    in-place variants come here (the leaf / view checks and CopySlices are Python's), and the node
+    runs the C++ formula through _C._autograd_run_formula: a formula is written once.
+    """
+    spec = _C._autograd_formula_saves(key)
+    if spec is None:
+        return None
+    from ._formulas import Formula
+
+    names, tensor_names, saves, node_name = spec
+
+    def run(c: "FormulaCtx") -> dict:
+        args: list = []
+        metas: list = []
+        for n in names:
+            v = c[n] if n in c._saved else c.args.get(n)
+            if isinstance(v, TensorMeta):
+                args.append(None)
+                metas.append((list(v.shape), v.dtype, v.device))
+            elif _is_tensor(v):
+                args.append(v)
+                metas.append((list(v.shape), v.dtype, v.device))
+            else:
+                args.append(v)
+                metas.append(None)
+        results = [o.unpack() if isinstance(o, SavedTensor) else None for o in c._outputs] if "result" in saves else []
+        needs = [n in c.needs for n in tensor_names]
+        return dict(zip(tensor_names, _C._autograd_run_formula(key, args, metas, c.grads, results, needs)))
+
+    return Formula(run, saves, node_name)
 
 
 _infos: dict[str, OpInfo] = {}
+
+
+def _not_differentiable() -> frozenset:
+    from ._formulas import NOT_DIFFERENTIABLE
+
+    return NOT_DIFFERENTIABLE
 
 
 def op_info(op: Any) -> OpInfo:
@@ -304,6 +345,13 @@ def _flat_tensors(value: Any) -> list:
 def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     """The autograd hook: runs `op` below Autograd and records its node (see the module docstring)."""
     info = op_info(op)
+    if info.key in _not_differentiable():
+        prev = _C._is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            return _C._redispatch(info.qualname, keyset.keys_after("AutogradFunctionality"), *args, **kwargs)
+        finally:
+            _C._set_grad_enabled(prev)
     bound: dict[str, Any] = dict(info.defaults)
     for name, v in zip(info.names, args):
         bound[name] = v

@@ -74,6 +74,7 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       if (info.saved[i]) node->saved[i] = SavedVariable(t, /*is_output=*/false);
       if (ninputs < 8) inputs[ninputs++] = t.impl();
     } else {
+      if (info.saved[i]) node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // absent Tensor?
       node->args[i] = v;
     }
   }
@@ -81,17 +82,37 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
     op.redispatch_boxed(below_autograd(ks), stack);
   }
-  IValue& ret = stack->back();
-  if (!ret.is_tensor()) return;
-  const Tensor& out = ret.to_tensor();
-  for (size_t i = 0; i < ninputs; ++i) {
-    if (inputs[i] == out.impl()) return;  // an input returned as it is keeps its own history
+  // One node input per return (Note [Derivative formula table], multiple outputs).
+  const size_t nret = info.num_returns;
+  SDK_CHECK(stack->size() >= nret, op.name(), ": the stack holds fewer values than the operator's returns");
+  IValue* rets = stack->data() + (stack->size() - nret);
+  bool any = false;
+  std::vector<bool> differentiable(nret, false);
+  for (size_t r = 0; r < nret; ++r) {
+    if (!rets[r].is_tensor()) continue;
+    const Tensor& out = rets[r].to_tensor();
+    bool aliased = false;
+    for (size_t i = 0; i < ninputs; ++i) aliased = aliased || inputs[i] == out.impl();
+    // An input returned as it is keeps its own history; integer outputs (indices) have none.
+    differentiable[r] = !aliased && out.defined() && is_floating_type(out.dtype());
+    any = any || differentiable[r];
   }
-  if (!is_floating_type(out.dtype())) return;
-  node->input_metadata.emplace_back(out);
-  if (!out.is_cpu() && !out.is_meta()) node->stream_id = runtime::current_stream(out.device()).id();
-  if (info.saves_result) node->results.emplace_back(out, /*is_output=*/true, 0);
-  set_history(out, std::move(node), 0);
+  if (!any) return;
+  node->input_metadata.reserve(nret);
+  for (size_t r = 0; r < nret; ++r) {
+    const Tensor out = rets[r].is_tensor() ? rets[r].to_tensor() : Tensor();
+    node->input_metadata.push_back(out.defined() ? InputMetadata(out) : InputMetadata());
+    if (info.saves_result) node->results.emplace_back(out, /*is_output=*/differentiable[r], static_cast<uint32_t>(r));
+  }
+  for (size_t r = 0; r < nret; ++r) {
+    if (!differentiable[r]) continue;
+    const Tensor& out = rets[r].to_tensor();
+    if (!out.is_cpu() && !out.is_meta()) node->stream_id = runtime::current_stream(out.device()).id();
+    break;
+  }
+  for (size_t r = 0; r < nret; ++r) {
+    if (differentiable[r]) set_history(rets[r].to_tensor(), node, static_cast<uint32_t>(r));
+  }
 }
 
 void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {

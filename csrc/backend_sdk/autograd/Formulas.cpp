@@ -1,6 +1,7 @@
 // The C++ derivative formulas: Note [Derivative formula table] (detail/Formulas.h).
 #include <backend_sdk/autograd/detail/Formulas.h>
 
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -29,6 +30,7 @@ Tensor pow_backward(const Tensor& g, const Tensor& self, const Scalar& exponent)
 }
 
 std::vector<int64_t> reduced_dims(IntArrayRef sizes, const IValue& dim) {
+  // Reduction dimensions, wrapped: all of them for None or [] (PyTorch's reductions).
   const int64_t n = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> dims;
   if (dim.is_none() || (dim.is_int_list() && dim.to_int_list().empty())) {
@@ -41,19 +43,11 @@ std::vector<int64_t> reduced_dims(IntArrayRef sizes, const IValue& dim) {
   return dims;
 }
 
+Tensor keep_dims(const Tensor& g, IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim);
+
 // sum.dim_IntList's backward: put back the reduced dimensions (keepdim=False) and broadcast.
 Tensor sum_backward(const Tensor& g, IntArrayRef sizes, const IValue& dim, bool keepdim) {
-  if (keepdim || sizes.empty()) return expand_to(g, sizes);
-  std::vector<int64_t> dims = reduced_dims(sizes, dim);
-  std::vector<bool> reduced(sizes.size(), false);
-  for (int64_t d : dims) reduced[static_cast<size_t>(d)] = true;
-  std::vector<int64_t> shape, strides;
-  int64_t k = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    shape.push_back(reduced[i] ? 1 : sizes[i]);
-    strides.push_back(reduced[i] ? 0 : g.stride(k++));
-  }
-  return expand_to(as_strided(g, shape, strides, g.storage_offset()), sizes);
+  return expand_to(keep_dims(g, sizes, reduced_dims(sizes, dim), keepdim), sizes);
 }
 
 int64_t numel_of(IntArrayRef sizes) {
@@ -68,7 +62,224 @@ int64_t reduced_numel(IntArrayRef sizes, const IValue& dim) {
   return n;
 }
 
-#define G (c.grads[0])
+// An aten operator called boxed from a formula (the table reaches operators that have no
+// function in sdk::ops): through the dispatcher, so with create_graph the call is recorded.
+// The handle is looked up once per call site.
+#define OP(name)                                                                  \
+  ([]() -> const OperatorHandle& {                                                \
+    static const OperatorHandle h = Dispatcher::singleton().find_schema_or_throw(name); \
+    return h;                                                                     \
+  }())
+
+// An operator call from a formula: boxed, every argument given (the stack is the schema's).
+template <class... A>
+Tensor call(const OperatorHandle& h, A&&... a) {
+  Stack s;
+  s.reserve(sizeof...(A));
+  (s.emplace_back(IValue(std::forward<A>(a))), ...);
+  h.call_boxed(&s);
+  return s.front().to_tensor();
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return call(OP("aten::where.self"), cond, a, b); }
+// a where cond holds, zeros elsewhere.
+Tensor where0(const Tensor& cond, const Tensor& a) { return call(OP("aten::where.ScalarOther"), cond, a, Scalar(0.0)); }
+// zeros where cond holds, a elsewhere.
+Tensor zero_where(const Tensor& cond, const Tensor& a) {
+  return call(OP("aten::where.ScalarSelf"), cond, Scalar(0.0), a);
+}
+Tensor cmp(const OperatorHandle& h, const Tensor& a, const Tensor& b) { return call(h, a, b); }
+Tensor cmp(const OperatorHandle& h, const Tensor& a, const Scalar& b) { return call(h, a, b); }
+Tensor unary(const OperatorHandle& h, const Tensor& a) { return call(h, a); }
+Tensor zeros(const InputMetadata& m) {
+  Tensor z = ops::empty(m.shape, m.dtype, m.device);
+  ops::fill_(z, 0);
+  return z;
+}
+Tensor cumsum(const Tensor& a, int64_t d) { return call(OP("aten::cumsum"), a, d, IValue()); }
+Tensor flip(const Tensor& a, int64_t d) { return ops::flip(a, std::vector<int64_t>{d}); }
+// The last two dimensions swapped (a view).
+Tensor mT(const Tensor& a) {
+  std::vector<int64_t> sz = a.sizes().vec(), st = a.strides().vec();
+  const size_t n = sz.size();
+  std::swap(sz[n - 1], sz[n - 2]);
+  std::swap(st[n - 1], st[n - 2]);
+  return as_strided(a, sz, st, a.storage_offset());
+}
+int64_t wrap(int64_t d, size_t ndim) {
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(ndim), 1);
+  return d < 0 ? d + n : d;
+}
+
+// g, the result of reducing a tensor of `sizes` over `dims` (keepdim or not), viewed with the
+// reduced dimensions back as size 1 (what broadcasting against the input needs).
+Tensor keep_dims(const Tensor& g, IntArrayRef sizes, const std::vector<int64_t>& dims, bool keepdim) {
+  if (keepdim || sizes.empty()) return g;
+  std::vector<bool> reduced(sizes.size(), false);
+  for (int64_t d : dims) reduced[static_cast<size_t>(d)] = true;
+  std::vector<int64_t> shape, strides;
+  int64_t k = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    shape.push_back(reduced[i] ? 1 : sizes[i]);
+    strides.push_back(reduced[i] ? 0 : g.stride(k++));
+  }
+  return as_strided(g, shape, strides, g.storage_offset());
+}
+
+// The gradient of a reduction that selects values (amax, amin, max, min): split evenly among the
+// elements equal to the result (PyTorch's amax/amin backward).
+Tensor select_extreme_backward(const Tensor& g, const Tensor& self, const Tensor& result,
+                               const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor r = keep_dims(result, self.sizes(), dims, keepdim);
+  Tensor mask = ops::to(cmp(OP("aten::eq.Tensor"), self, r), g.dtype());
+  Tensor count = dims.empty() ? mask : ops::sum(mask, dims, /*keepdim=*/true);
+  return div(mul(keep_dims(g, self.sizes(), dims, keepdim), mask), count);
+}
+
+// max.dim / min.dim / sort / topk: the values' gradient goes where the indices point.
+Tensor indices_backward(const Tensor& g, const Tensor& indices, const InputMetadata& self, int64_t dim, bool keepdim) {
+  if (self.shape.empty()) return g;
+  const int64_t d = wrap(dim, self.shape.size());
+  std::vector<int64_t> dims{d};
+  Tensor gk = keep_dims(g, self.shape, dims, keepdim);
+  Tensor ik = keep_dims(indices, self.shape, dims, keepdim);
+  return ops::scatter(zeros(self), d, ik, gk);
+}
+
+Tensor var_backward(const Tensor& g, const Tensor& self, const IValue& dim, const IValue& correction, bool keepdim) {
+  std::vector<int64_t> dims = reduced_dims(self.sizes(), dim);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= self.dim() == 0 ? 1 : self.size(d);
+  const double corr = correction.is_none() ? 1.0 : correction.to_scalar().to_double();
+  Tensor mean = self.dim() == 0 ? self : call(OP("aten::mean.dim"), self, dims, true, IValue());
+  return div(mul(keep_dims(g, self.sizes(), dims, keepdim), sub(self, mean)), Scalar((n - corr) / 2.0));
+}
+
+Tensor std_backward(const Tensor& g, const Tensor& self, const Tensor& result, const IValue& dim,
+                    const IValue& correction, bool keepdim) {
+  std::vector<int64_t> dims = reduced_dims(self.sizes(), dim);
+  Tensor r = keep_dims(result, self.sizes(), dims, keepdim);
+  return div(var_backward(g, self, dim, correction, keepdim), mul(r, 2));
+}
+
+Tensor gelu_backward(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  if (approximate == "tanh") {
+    const double k = std::sqrt(2.0 / M_PI);
+    Tensor x2 = mul(x, x);
+    Tensor inner = mul(add(x, mul(mul(x2, x), 0.044715)), k);
+    Tensor t = tanh(inner);
+    Tensor d_inner = mul(add(mul(x2, 3 * 0.044715), 1.0), k);
+    Tensor left = mul(add(t, 1.0), 0.5);
+    Tensor right = mul(mul(mul(x, 0.5), rsub(mul(t, t), 1)), d_inner);
+    return mul(g, add(left, right));
+  }
+  Tensor cdf = mul(add(unary(OP("aten::erf"), mul(x, 1.0 / std::sqrt(2.0))), 1.0), 0.5);
+  Tensor pdf = mul(exp(mul(mul(x, x), -0.5)), 1.0 / std::sqrt(2.0 * M_PI));
+  return mul(g, add(cdf, mul(x, pdf)));
+}
+
+// clamp: the gradient passes where min <= self <= max.
+Tensor clamp_backward(const Tensor& g, const Tensor& self, const IValue& lo, const IValue& hi) {
+  Tensor out = g;
+  if (!lo.is_none()) out = where0(cmp(OP("aten::ge.Scalar"), self, lo.to_scalar()), out);
+  if (!hi.is_none()) out = where0(cmp(OP("aten::le.Scalar"), self, hi.to_scalar()), out);
+  return out;
+}
+
+// maximum / minimum: the gradient goes to the winner, split evenly on ties (PyTorch's).
+Tensor max_min_backward(const Tensor& g, const Tensor& a, const Tensor& b, bool bigger, bool for_a) {
+  Tensor win = cmp(bigger ? OP("aten::gt.Tensor") : OP("aten::lt.Tensor"), for_a ? a : b, for_a ? b : a);
+  Tensor tie = cmp(OP("aten::eq.Tensor"), a, b);
+  return where(tie, div(g, 2), where0(win, g));
+}
+
+Tensor pow_exponent_backward(const Tensor& g, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+  Tensor d = mul(mul(g, result), unary(OP("aten::log"), self));
+  Tensor zero_base = call(OP("aten::logical_and"), cmp(OP("aten::eq.Scalar"), self, Scalar(0)),
+                          cmp(OP("aten::ge.Scalar"), exponent, Scalar(0)));
+  return zero_where(zero_base, d);
+}
+
+Tensor pow_tensor_backward(const Tensor& g, const Tensor& self, const Tensor& exponent) {
+  return mul(mul(g, exponent), call(OP("aten::pow.Tensor_Tensor"), self, add(exponent, Scalar(-1))));
+}
+
+bool true_division(const IValue& rounding_mode) { return rounding_mode.is_none(); }
+
+Tensor ones_of(const Tensor& like) { return ops::full_like_sized(like, like.sizes(), 1.0); }
+
+// Note [scatter_reduce backward]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// PyTorch's scatter_reduce_backward for "sum", "mean", "amax" and "amin": the
+// positions of self that src is scattered into ("scattered") take no gradient
+// for their self value when include_self=False (the output there does not read
+// it). "mean" divides by the count of values reduced into each position;
+// "amax"/"amin" split the gradient evenly among the values equal to the result
+// (self's and src's alike). "prod" is refused with PyTorch's error type: its
+// exact gradient with zeros needs the masked products PyTorch builds, not
+// written yet.
+Tensor scattered_mask(const InputMetadata& self, int64_t dim, const Tensor& index) {
+  return cmp(OP("aten::ne.Scalar"), ops::scatter(zeros(self), dim, index, Scalar(1.0)), Scalar(0));
+}
+
+Tensor scatter_reduce_backward(FormulaContext& c, bool for_self) {
+  const Tensor g = c.grad(0);
+  const std::string& reduce = c.arg("reduce").to_string();
+  const bool include_self = c.flag("include_self");
+  const int64_t dim = c.integer("dim");
+  const Tensor index = c.tensor("index");
+  const InputMetadata& self_meta = c.node.arg_meta[static_cast<size_t>(c.index("self"))];
+  if (reduce == "sum") {
+    if (!for_self) return ops::gather(g, dim, index);
+    return include_self ? g : call(OP("aten::masked_fill.Scalar"), g, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  if (reduce == "mean") {
+    Tensor n = zeros(self_meta);
+    if (include_self) n = add(n, Scalar(1));
+    n = ops::scatter_add(n, dim, index, ones_of(c.tensor("src")));
+    n = call(OP("aten::masked_fill.Scalar"), n, cmp(OP("aten::eq.Scalar"), n, Scalar(0)), Scalar(1));
+    Tensor gn = div(g, n);
+    if (!for_self) return ops::gather(gn, dim, index);
+    return include_self ? gn
+                        : call(OP("aten::masked_fill.Scalar"), gn, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  SDK_CHECK_NOT_IMPLEMENTED(reduce == "amax" || reduce == "amin", "the derivative for 'scatter_reduce' with reduce='",
+                            reduce, "' is not implemented (Note [scatter_reduce backward])");
+  const Tensor self = c.tensor("self");
+  const Tensor src = c.tensor("src");
+  const Tensor result = c.result(0);
+  Tensor self_is = ops::to(cmp(OP("aten::eq.Tensor"), self, result), g.dtype());
+  if (!include_self) {
+    self_is = call(OP("aten::masked_fill.Scalar"), self_is, scattered_mask(self_meta, dim, index), Scalar(0));
+  }
+  Tensor src_is = ops::to(cmp(OP("aten::eq.Tensor"), src, ops::gather(result, dim, index)), g.dtype());
+  Tensor n = ops::scatter_add(self_is, dim, index, src_is);
+  n = call(OP("aten::masked_fill.Scalar"), n, cmp(OP("aten::eq.Scalar"), n, Scalar(0)), Scalar(1));
+  Tensor share = div(g, n);
+  return for_self ? mul(self_is, share) : mul(src_is, ops::gather(share, dim, index));
+}
+
+// masked_scatter: self keeps the gradient where mask is false; source's elements, taken in order
+// by the true positions of mask, get the gradient there, and its unused tail gets zeros.
+Tensor masked_scatter_source_backward(const Tensor& g, const Tensor& mask, const InputMetadata& source) {
+  Tensor taken = ops::masked_select(g, mask);
+  int64_t total = 1;
+  for (int64_t s : source.shape) total *= s;
+  const int64_t used = taken.numel();
+  if (used < total) {
+    Tensor pad = ops::full_like_sized(g, std::vector<int64_t>{total - used}, 0.0);
+    taken = call(OP("aten::cat"), std::vector<Tensor>{taken, pad}, int64_t{0});
+  }
+  return ops::view(taken, source.shape);
+}
+
+#define G (c.grad(0))
+#define G_(i) (c.grad(i))
+#define HAS_G(i) (c.has_grad(i))
+#define R_(i) (c.result(i))
+#define INT(x) (c.integer(#x))
+#define INTS(x) (c.ints(#x))
+#define META(x) (c.node.arg_meta[static_cast<size_t>(c.index(#x))])
 #define T(x) (c.tensor(#x))
 #define S(x) (c.scalar(#x))
 #define FLAG(x) (c.flag(#x))
@@ -87,6 +298,12 @@ const Formula kFormulas[] = {
 #undef SDK_DERIVATIVE
 #undef GRAD
 #undef R
+#undef R_
+#undef G_
+#undef HAS_G
+#undef INT
+#undef INTS
+#undef META
 #undef DTYPE
 #undef SIZES
 #undef ARG
@@ -110,8 +327,10 @@ struct Table {
       if (!op || !op->entry().has_schema()) continue;
       const SchemaRecord* rec = op->entry().schema_record();
       const FunctionSchema& s = rec->schema;
-      SDK_CHECK(!s.is_mutable() && s.returns.size() == 1, "derivatives.def: ", f.op,
-                " must be a functional operator with one return");
+      bool tensor_returns = !s.returns.empty();
+      for (const Argument& r : s.returns) tensor_returns = tensor_returns && r.type->kind == TypeKind::Tensor;
+      SDK_CHECK(!s.is_mutable() && tensor_returns, "derivatives.def: ", f.op,
+                " must be a functional operator returning tensors");
       FormulaInfo info;
       info.formula = &f;
       info.num_returns = s.returns.size();
@@ -142,12 +361,23 @@ struct Table {
   }
 };
 
+const Table& table() {
+  static const Table* t = new Table();  // never destroyed: read by calls during exit
+  return *t;
+}
+
 }  // namespace
 
 const FormulaInfo* formula_for(const OperatorHandle& op) {
-  static const Table* table = new Table();  // never destroyed: read by calls during exit
-  auto it = table->by_record.find(op.entry().schema_record());
-  return it == table->by_record.end() ? nullptr : &it->second;
+  const Table& t = table();
+  auto it = t.by_record.find(op.entry().schema_record());
+  return it == t.by_record.end() ? nullptr : &it->second;
+}
+
+const FormulaInfo* formula_for_name(const std::string& qualname) {
+  std::optional<OperatorHandle> op = Dispatcher::singleton().find_schema(qualname);
+  if (!op || !op->entry().has_schema()) return nullptr;
+  return formula_for(*op);
 }
 
 int FormulaContext::index(const char* name) const {
@@ -181,6 +411,26 @@ ScalarType FormulaContext::dtype(const char* name) const {
   return node.arg_meta[static_cast<size_t>(index(name))].dtype;
 }
 
+int64_t FormulaContext::integer(const char* name) const { return arg(name).to_int(); }
+
+std::vector<int64_t> FormulaContext::ints(const char* name) const {
+  const IValue& v = arg(name);
+  if (v.is_none()) return {};
+  if (v.is_int_list()) return v.to_int_list();
+  return {v.to_int()};
+}
+
+Tensor FormulaContext::grad(size_t i) const {
+  SDK_CHECK(i < node.input_metadata.size(), node.name(), ": the formula reads the gradient of output ", i,
+            " of ", node.input_metadata.size());
+  if (i < grads.size() && grads[i].defined()) return grads[i];
+  // No gradient flowed into this output: zeros, as PyTorch materializes them for formulas.
+  const InputMetadata& m = node.input_metadata[i];
+  Tensor z = ops::empty(m.shape, m.dtype, m.device);
+  ops::fill_(z, 0);
+  return z;
+}
+
 Tensor FormulaContext::result(size_t i) const {
   SDK_CHECK(i < node.results.size() && node.results[i].was_saved(), kSecondBackwardMessage);
   return node.results[i].unpack(node.shared_from_this());
@@ -190,36 +440,82 @@ bool FormulaContext::needs(const char* name) const {
   const int idx = index(name);
   const auto& pos = node.info->tensor_args;
   for (size_t k = 0; k < pos.size(); ++k) {
-    if (pos[k] == idx) return node.next_edges()[k].is_valid();
+    if (pos[k] != idx) continue;
+    return node.needs_mask.empty() ? node.next_edges()[k].is_valid() : node.needs_mask[k];
   }
   return false;
 }
 
+namespace {
+// A formula's gradient for tensor argument `arg`, reduced to the argument's shape and cast to its
+// dtype (the gradient of a broadcast input has the broadcast shape; PyTorch's engine does the same).
+Tensor conform(Tensor g, const InputMetadata& m) {
+  if (!g.defined()) return g;
+  if (!g.sizes().equals(m.shape)) g = ops::sum_to(g, m.shape);
+  if (g.dtype() != m.dtype) g = ops::to(g, m.dtype);
+  return g;
+}
+}  // namespace
+
 variable_list FormulaNode::apply(variable_list&& grads) {
   // A released node still runs if its formula reads nothing saved (PyTorch: a graph whose nodes
-  // saved nothing can be backpropagated twice); reading a freed SavedVariable raises.
-  for (size_t i = 0; i < grads.size() && i < input_metadata.size(); ++i) {
-    if (!grads[i].defined()) {  // no gradient flowed into this output: zeros, as PyTorch materializes them
-      const InputMetadata& m = input_metadata[i];
-      Tensor z = ops::empty(m.shape, m.dtype, m.device);
-      ops::fill_(z, 0);
-      grads[i] = z;
-    }
-  }
+  // saved nothing can be backpropagated twice); reading a freed SavedVariable raises. Gradients of
+  // outputs none flowed into stay undefined: Note [Derivative formula table], multiple outputs.
   FormulaContext c{*this, grads, std::vector<Tensor>(info->names.size())};
   info->formula->fn(c);
   variable_list result(next_edges_.size());
   for (size_t k = 0; k < next_edges_.size(); ++k) {
     if (!next_edges_[k].is_valid()) continue;
     const size_t arg = info->tensor_args[k];
-    Tensor g = std::move(c.out[arg]);
-    if (!g.defined()) continue;
-    const InputMetadata& m = arg_meta[arg];
-    if (!g.sizes().equals(m.shape)) g = ops::sum_to(g, m.shape);
-    if (g.dtype() != m.dtype) g = ops::to(g, m.dtype);
-    result[k] = std::move(g);
+    result[k] = conform(std::move(c.out[arg]), arg_meta[arg]);
   }
   return result;
+}
+
+variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args, std::vector<InputMetadata> meta,
+                              variable_list grads, variable_list results, std::vector<bool> needs) {
+  const size_t nargs = info.names.size();
+  SDK_CHECK_VALUE(args.size() == nargs && meta.size() == nargs, info.formula->node_name, ": expected ", nargs,
+                  " arguments and metadata, got ", args.size(), " and ", meta.size());
+  SDK_CHECK_VALUE(needs.size() == info.tensor_args.size(), info.formula->node_name, ": expected ",
+                  info.tensor_args.size(), " needs flags, got ", needs.size());
+  SDK_CHECK_VALUE(grads.size() == info.num_returns, info.formula->node_name, ": expected ", info.num_returns,
+                  " gradients, got ", grads.size());
+  auto node = std::make_shared<FormulaNode>(&info, edge_list{});
+  node->args.resize(nargs);
+  node->saved.resize(nargs);
+  node->arg_meta = std::move(meta);
+  node->needs_mask = std::move(needs);
+  for (size_t i = 0; i < nargs; ++i) {
+    if (args[i].is_tensor()) {
+      if (info.saved[i]) node->saved[i] = SavedVariable(args[i].to_tensor(), /*is_output=*/false);
+    } else if (info.saved[i]) {
+      node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // an absent Tensor? argument
+    } else {
+      node->args[i] = std::move(args[i]);
+    }
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    InputMetadata m;
+    if (grads[i].defined()) {
+      m = InputMetadata(grads[i]);
+    } else if (i < results.size() && results[i].defined()) {
+      m = InputMetadata(results[i]);
+    }
+    node->input_metadata.push_back(std::move(m));
+  }
+  if (info.saves_result) {
+    for (const Tensor& r : results) node->results.emplace_back(r, /*is_output=*/false);
+  }
+  FormulaContext c{*node, grads, std::vector<Tensor>(nargs)};
+  info.formula->fn(c);
+  variable_list out(info.tensor_args.size());
+  for (size_t k = 0; k < info.tensor_args.size(); ++k) {
+    if (!node->needs_mask[k]) continue;
+    const size_t arg = info.tensor_args[k];
+    out[k] = conform(std::move(c.out[arg]), node->arg_meta[arg]);
+  }
+  return out;
 }
 
 void FormulaNode::release_variables() {

@@ -53,6 +53,9 @@ struct FormulaInfo {
   size_t num_returns = 1;
 };
 
+// The entry for an operator overload by name ("aten::mul.Tensor"), or null.
+SDK_API const FormulaInfo* formula_for_name(const std::string& qualname);
+
 // The entry for the operator's current definition, or null.
 const FormulaInfo* formula_for(const OperatorHandle& op);
 
@@ -67,6 +70,7 @@ struct FormulaNode final : Node {
   std::vector<SavedVariable> saved;       // per argument (only the saved ones are set)
   std::vector<InputMetadata> arg_meta;    // per argument: metadata of tensor arguments
   std::vector<SavedVariable> results;     // saved outputs
+  std::vector<bool> needs_mask;           // per tensor argument, when run without edges (run_formula_for)
   bool released = false;
 };
 
@@ -83,9 +87,22 @@ struct FormulaContext {
   IntArrayRef sizes(const char* name) const;  // shape of a tensor argument
   ScalarType dtype(const char* name) const;
   Tensor result(size_t i = 0) const;
+  Tensor grad(size_t i) const;  // gradient of output i; zeros where none flowed
+  bool has_grad(size_t i) const { return i < grads.size() && grads[i].defined(); }
+  int64_t integer(const char* name) const;
+  std::vector<int64_t> ints(const char* name) const;
   bool needs(const char* name) const;
   void set(const char* name, Tensor g) { out[static_cast<size_t>(index(name))] = std::move(g); }
   const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
 };
+
+// Runs the formula of `info` outside a graph (the in-place path of the Python hook): `args` per
+// argument in schema order (tensors: the saved ones; undefined where not saved), `meta` per
+// argument (shape/dtype/device of tensor arguments), one gradient per output (undefined where
+// none flowed), the outputs if the entry saves them, and per tensor argument whether it needs a
+// gradient. Returns per tensor argument its gradient (undefined where none), reduced to the
+// argument's shape and dtype.
+SDK_API variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args, std::vector<InputMetadata> meta,
+                              variable_list grads, variable_list results, std::vector<bool> needs);
 
 }  // namespace sdk::autograd
