@@ -160,3 +160,4 @@ from ._tags import Tag, _install as _install_tags  # noqa: E402
 
 _install_tags()
 from . import testing, types  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401  (backend_sdk.profiler, as torch.profiler; docs/profiler.md)

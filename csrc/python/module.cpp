@@ -21,6 +21,7 @@ void init_blas(py::module_& m);
 void init_generator(py::module_& m);
 void init_dispatch_guards(py::module_& m);
 void init_autograd(py::module_& m);
+void init_profiler(py::module_& m);
 
 namespace {
 // Routes C++ warnings (sdk::warn) to Python's warnings module.
@@ -59,6 +60,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_generator(m);
   sdk::python::init_dispatch_guards(m);
   sdk::python::init_autograd(m);
+  sdk::python::init_profiler(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);
 }

@@ -65,7 +65,8 @@ static_assert(offsetof(sdk_device_extension_base, struct_size) == 0, "extension 
 static_assert(offsetof(sdk_device_extension_base, next) == 24 && sizeof(sdk_device_extension_base) == 32,
               "extension base layout");
 static_assert(offsetof(sdk_trace_extension, start) == sizeof(sdk_device_extension_base), "trace extension layout");
-static_assert(SDK_TRACE_EXTENSION_SIZE_1 == sizeof(sdk_trace_extension), "trace extension v1 size");
+static_assert(SDK_TRACE_EXTENSION_SIZE_1 == offsetof(sdk_trace_extension, set_correlation_id), "trace extension v1 size");
+static_assert(SDK_TRACE_EXTENSION_SIZE_2 == sizeof(sdk_trace_extension), "trace extension v2 size");
 static_assert(sizeof(sdk_trace_record) == 40 + SDK_TRACE_NAME_MAX, "trace record layout");
 static_assert(offsetof(sdk_device_instance, api) == 16 && offsetof(sdk_device_instance, context) == 24,
               "instance layout");
