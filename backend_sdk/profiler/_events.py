@@ -87,7 +87,10 @@ class MemoryRecord:
 
 
 class FunctionEvent:
-    """One operator call or record_function scope (torch.autograd.profiler_util.FunctionEvent)."""
+    """One operator call or record_function scope (torch.autograd.profiler_util.FunctionEvent).
+
+    build_events computes the derived totals (self CPU time, device time, memory) once, children first, into
+    ``_totals``; an event made by hand computes them when read."""
 
     def __init__(self, *, id: int, name: str, thread: int, start_us: float, end_us: float, overload_name: str = "",
                  input_shapes: Optional[list] = None, input_dtypes: Optional[list] = None,
@@ -126,6 +129,19 @@ class FunctionEvent:
         #: True if a Python kernel ran for the call.
         self.is_python_kernel = is_python_kernel
         self._parent_id = parent_id
+        self._totals: Optional[tuple[float, float, float, int, int]] = None
+
+    def _compute_totals(self) -> tuple[float, float, float, int, int]:
+        # (self CPU, self device, device total, self CPU memory, self device memory); children's first.
+        kids = self.cpu_children
+        self_dev = sum(k.duration for k in self.kernels)
+        return (self.cpu_time_total - sum(c.cpu_time_total for c in kids), self_dev,
+                self_dev + sum(c.device_time_total for c in kids),
+                self.cpu_memory_usage - sum(c.cpu_memory_usage for c in kids),
+                self.device_memory_usage - sum(c.device_memory_usage for c in kids))
+
+    def _t(self, i: int) -> Any:
+        return (self._totals if self._totals is not None else self._compute_totals())[i]
 
     @property
     def is_fallback(self) -> bool:
@@ -140,7 +156,7 @@ class FunctionEvent:
     @property
     def self_cpu_time_total(self) -> float:
         """``cpu_time_total`` minus the CPU children's."""
-        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+        return self._t(0)
 
     @property
     def cpu_time(self) -> float:
@@ -150,12 +166,12 @@ class FunctionEvent:
     @property
     def self_device_time_total(self) -> float:
         """Duration of the device work this event launched itself (µs)."""
-        return sum(k.duration for k in self.kernels)
+        return self._t(1)
 
     @property
     def device_time_total(self) -> float:
         """Self device time plus that of the CPU children (µs)."""
-        return self.self_device_time_total + sum(c.device_time_total for c in self.cpu_children)
+        return self._t(2)
 
     @property
     def device_time(self) -> float:
@@ -165,17 +181,17 @@ class FunctionEvent:
     @property
     def self_cpu_memory_usage(self) -> int:
         """CPU bytes allocated minus freed by the event, children excluded."""
-        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+        return self._t(3)
 
     @property
     def self_device_memory_usage(self) -> int:
         """Device bytes allocated minus freed by the event, children excluded."""
-        return self.device_memory_usage - sum(c.device_memory_usage for c in self.cpu_children)
+        return self._t(4)
 
     # PyTorch's cuda_* spellings.
-    cuda_time_total = device_time_total
-    self_cuda_time_total = self_device_time_total
-    self_cuda_memory_usage = self_device_memory_usage
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} overload_name={self.overload_name} "
@@ -412,8 +428,9 @@ class EventList(list):
 
     def export_chrome_trace(self, path: str) -> None:
         """Writes the Chrome trace event JSON (chrome://tracing, Perfetto): Note [Profiler events]."""
+        text = json.dumps(self._chrome_trace())  # dumps: the C encoder (json.dump to a file is pure Python)
         with open(path, "w") as f:
-            json.dump(self._chrome_trace(), f)
+            f.write(text)
 
     def _chrome_trace(self) -> dict[str, Any]:
         pid = os.getpid()
@@ -527,5 +544,7 @@ def build_events(raw_events: Iterable[tuple], device_records: list[DeviceRecord]
                 else:
                     e.device_memory_usage += m.bytes
                 e = e.cpu_parent
+    for e in reversed(events):  # by start time: children after their parents, so reversed is children first
+        e._totals = e._compute_totals()
     return EventList(events, use_device=use_device, profile_memory=profile_memory, device_records=device_records,
                      memory_records=memory if profile_memory else [])
