@@ -48,8 +48,9 @@ def main() -> None:
     tbase = _per_call_us(lambda: t + t, n)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
         tprof = _per_call_us(lambda: t + t, n)
+    ratio = f"{(prof_us - base) / (tprof - tbase):.2f}" if tprof > tbase and prof_us > base else "n/a (noise)"
     print(f"torch a + a: {tbase:.2f} us, profiled {tprof:.2f} us (+{tprof - tbase:.2f} us per op); "
-          f"overhead ratio ours/torch = {(prof_us - base) / max(tprof - tbase, 1e-9):.2f}")
+          f"overhead ratio ours/torch = {ratio}")
 
 
 if __name__ == "__main__":

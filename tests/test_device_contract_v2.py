@@ -324,7 +324,7 @@ class _Ext(ctypes.Structure):
 
 
 def test_simulator_lists_its_trace_extension(sim):
-    assert rt.device_extensions(B) == {"sdk.trace": 1, "sdk.graph": 1}  # graph: issue 15
+    assert rt.device_extensions(B) == {"sdk.trace": 2, "sdk.graph": 1}  # graph: issue 15; trace v2: issue 19
     assert rt.has_device_extension(B, "sdk.trace") and rt.has_device_extension(B, "sdk.graph")
     assert not rt.has_device_extension(B, "sdk.collectives")
     assert sim.table.extension_start
