@@ -178,3 +178,4 @@ from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 
 __all__ += ["func", "vmap"]
+from . import profiler  # noqa: E402,F401  (backend_sdk.profiler, as torch.profiler; docs/profiler.md)

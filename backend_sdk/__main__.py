@@ -2,7 +2,7 @@
 
 Commands:
   demo         the accel sample backend on the simulated device: devices, tensors, streams, events,
-               memory statistics, results checked against the CPU, a Chrome trace
+               memory statistics, results checked against the CPU, a profile and its Chrome trace
   conformance  NAME: runs the conformance suite on a backend and prints its operator coverage table
   new          NAME [--python-only | --stable] [--dir PATH]: writes a vendor backend project PATH/NAME/
 """
@@ -22,14 +22,22 @@ def demo() -> int:
 
     import accel
     import backend_sdk as sdk
-    import device_sim
     from backend_sdk import _C
+    from backend_sdk.profiler import ProfilerActivity, profile, record_function
+
+    scope: list[record_function] = []
 
     def section(title: str) -> None:
+        # Each section is a record_function scope of the profile, so the trace shows the demo's structure.
+        if scope:
+            scope.pop().__exit__(None, None, None)
         print(f"\n=== {title} " + "=" * max(0, 64 - len(title)))
+        scope.append(record_function(f"demo: {title}"))
+        scope[-1].__enter__()
 
     started = time.perf_counter()
-    device_sim.start_trace()
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], profile_memory=True)
+    prof.start()
 
     section("simulated devices")
     print(f"accel.is_available() = {accel.is_available()}, device_count() = {accel.device_count()}")
@@ -75,6 +83,9 @@ def demo() -> int:
         err = float(np.max(np.abs(got.cpu().numpy() - want)))
         print(f"  {name:<18} max |accel - cpu| = {err:.2e}  {'ok' if err < 1e-3 else 'MISMATCH'}")
         if err >= 1e-3:
+            while scope:
+                scope.pop().__exit__(None, None, None)
+            prof.stop()
             return 1
 
     section("memory (caching allocator)")
@@ -93,11 +104,18 @@ def demo() -> int:
 
     accel.synchronize(0)
     accel.synchronize(1)
-    device_sim.stop_trace()
+    scope.pop().__exit__(None, None, None)
+    prof.stop()
     path = os.path.join(tempfile.gettempdir(), "backend_sdk_demo_trace.json")
-    device_sim.export_chrome_trace(path)
-    section("trace")
-    print(f"Chrome trace written to {path} (open it in chrome://tracing or https://ui.perfetto.dev)")
+    prof.export_chrome_trace(path)
+    section("profile (backend_sdk.profiler)")
+    scope.pop().__exit__(None, None, None)
+    events = prof.events()
+    kernels = sum(len(e.kernels) for e in events)
+    print(f"{len(events)} operator calls and scopes on the host, {kernels} kernels and copies on the devices")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=6), end="")
+    print(f"Chrome trace (host and device tracks, flow arrows from operators to kernels) written to {path}\n"
+          f"(open it in chrome://tracing or https://ui.perfetto.dev)")
     print(f"demo took {time.perf_counter() - started:.2f} s")
     section("next")
     print("Start your own backend: python -m backend_sdk new NAME (a project with a device, kernels, tests and "

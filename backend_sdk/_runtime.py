@@ -152,7 +152,8 @@ def trace_collect(backend: str) -> tuple[list[dict[str, Any]], int]:
 
     Each record: ``kind`` (a key of :data:`TRACE_KINDS`), ``name``, ``device``, ``stream`` (the stream's
     ``native_handle``; 0 for work of no stream), ``start_ns``/``end_ns`` (``time.monotonic_ns()`` clock),
-    ``bytes``.
+    ``bytes``, ``correlation_id`` (the id of the profiled operator that launched it, 0 if none or the device
+    implements version 1 of the extension: Note [Device trace extension]).
     """
     records, dropped = _rt.trace_collect(backend)
     return list(records), int(dropped)

@@ -324,8 +324,8 @@ class _Ext(ctypes.Structure):
 
 
 def test_simulator_lists_its_trace_extension(sim):
-    # graph, stats: issue 15; collectives: issue 21
-    assert rt.device_extensions(B) == {"sdk.trace": 1, "sdk.graph": 1, "sdk.stats": 1, "sdk.collectives": 1}
+    # graph, stats: issue 15; collectives: issue 21; trace v2: issue 19
+    assert rt.device_extensions(B) == {"sdk.trace": 2, "sdk.graph": 1, "sdk.stats": 1, "sdk.collectives": 1}
     assert rt.has_device_extension(B, "sdk.trace") and rt.has_device_extension(B, "sdk.graph")
     assert rt.has_device_extension(B, "sdk.collectives") and not rt.has_device_extension(B, "sdk.nosuch")
     assert sim.table.extension_start

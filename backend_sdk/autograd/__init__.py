@@ -433,3 +433,4 @@ def _install() -> None:
 
 
 _install()
+from . import profiler  # noqa: E402,F401  (backend_sdk.autograd.profiler, as torch.autograd.profiler)

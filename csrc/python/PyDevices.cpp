@@ -134,6 +134,7 @@ void init_runtime_devices(py::module_& m) {
           d["start_ns"] = r.start_ns;
           d["end_ns"] = r.end_ns;
           d["bytes"] = r.bytes;
+          d["correlation_id"] = r.correlation_id;  // "sdk.trace" v2; 0 for version 1 devices
           out.append(std::move(d));
         }
         return py::make_tuple(out, dropped);

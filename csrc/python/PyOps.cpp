@@ -701,6 +701,7 @@ void autograd_gate_boxed(OperatorKernel* functor, const OperatorHandle& op, Disp
 
 void python_kernel_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonKernel*>(functor);
+  if (profiler::record_function_active()) profiler::mark_current(profiler::kEventPythonKernel);
   py::gil_scoped_acquire gil;
   // Read once: the reference stays valid if the operator is closed or
   // redefined while the Python function runs (Note [Schema lifetime]).
@@ -788,6 +789,10 @@ py::object overload_object(const OperatorHandle& op) {
 
 void python_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   auto* k = static_cast<PythonFallback*>(functor);
+  if (profiler::record_function_active()) {  // Note [Record function]: which fallback ran
+    profiler::mark_current(profiler::kEventPythonKernel | profiler::kEventFallback,
+                           to_string(ks.highest_priority_key()).c_str());
+  }
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
   auto [args, kwargs] = pop_python_arguments(schema, stack);

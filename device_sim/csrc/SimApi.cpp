@@ -32,7 +32,7 @@ void trace_stop();
 int64_t trace_dropped();
 int64_t trace_count();
 bool trace_export(const char* path, std::string* why);
-size_t trace_collect(sdk_trace_record* out, size_t capacity, uint64_t* dropped);
+size_t trace_collect(sdk_trace_record* out, uint64_t* correlation_ids, size_t capacity, uint64_t* dropped);
 
 namespace {
 
@@ -482,7 +482,8 @@ sdk_status sim_memcpy(void* ctx, void* dst, const void* src, size_t nbytes, sdk_
     double per_byte = g_timing.copy_ns_per_byte.load(std::memory_order_relaxed);
     if (per_byte > 0) pad_until(start, static_cast<int64_t>(per_byte * static_cast<double>(nbytes)));
     if (g_trace_on.load(std::memory_order_relaxed)) {
-      trace_add(copy_kind_name(kind), "memcpy", (sdev ? sdev : ddev)->index(), 0, nullptr, start, now_ns(), nbytes);
+      trace_add(copy_kind_name(kind), "memcpy", (sdev ? sdev : ddev)->index(), 0, nullptr, start, now_ns(), nbytes,
+                t_trace_correlation);
     }
   }
   return SDK_SUCCESS;
@@ -783,7 +784,22 @@ sdk_status sim_trace_collect(void* ctx, sdk_trace_record* records, size_t capaci
   if (!valid_context(ctx)) return bad_context(ctx);
   if (count == nullptr || dropped == nullptr || (capacity > 0 && records == nullptr))
     return fail(SDK_ERROR_INVALID_VALUE, "trace collect: records, count or dropped is NULL");
-  *count = trace_collect(records, capacity, dropped);
+  *count = trace_collect(records, nullptr, capacity, dropped);
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_trace_set_correlation_id(void* ctx, uint64_t id) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  t_trace_correlation = id;
+  return SDK_SUCCESS;
+}
+
+sdk_status sim_trace_collect_correlated(void* ctx, sdk_trace_record* records, uint64_t* correlation_ids,
+                                        size_t capacity, size_t* count, uint64_t* dropped) {
+  if (!valid_context(ctx)) return bad_context(ctx);
+  if (count == nullptr || dropped == nullptr || (capacity > 0 && (records == nullptr || correlation_ids == nullptr)))
+    return fail(SDK_ERROR_INVALID_VALUE, "trace collect_correlated: records, correlation_ids, count or dropped is NULL");
+  *count = trace_collect(records, correlation_ids, capacity, dropped);
   return SDK_SUCCESS;
 }
 
@@ -878,6 +894,8 @@ const sdk_trace_extension kTraceExtension = {
     &sim_trace_start,
     &sim_trace_stop,
     &sim_trace_collect,
+    &sim_trace_set_correlation_id,
+    &sim_trace_collect_correlated,
 };
 
 // ---- "sdk.stats" (Note [Device stats extension], Note [Simulated activity]) ----

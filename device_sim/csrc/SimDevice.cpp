@@ -143,6 +143,7 @@ bool SimDevice::is_capturing(SimStream* s) {
 }
 
 void SimDevice::enqueue(SimStream* s, Op op) {
+  op.correlation = t_trace_correlation;  // Note [Simulated trace]
   std::unique_lock<std::mutex> lock(mutex_);
   if (SimGraph* g = s->capture) {  // Note [Simulated graphs]: record, do not run
     const bool replayable = (op.kind == Op::Kernel && op.reusable) || op.kind == Op::Copy || op.kind == Op::Memset;
@@ -527,7 +528,10 @@ void SimDevice::run(SimStream* s, Op& op, bool replay) {
     if (per_byte > 0) min_ns = static_cast<int64_t>(per_byte * static_cast<double>(bytes));
   }
   if (min_ns > 0) pad_until(start, min_ns);
-  if (trace) trace_add(name, category, index_, s->serial, reinterpret_cast<const void*>(s->handle), start, now_ns(), bytes);
+  if (trace) {
+    trace_add(name, category, index_, s->serial, reinterpret_cast<const void*>(s->handle), start, now_ns(), bytes,
+              op.correlation);
+  }
 }
 
 }  // namespace device_sim

@@ -113,6 +113,7 @@ struct Op {
   SimDevice* copy_dst_device = nullptr;
   bool fault = false;          // Note [Simulated faults]: injected kernel fault
   bool reusable = false;       // Note [Simulated graphs]: `kernel` may run again; `release` runs once after
+  uint64_t correlation = 0;    // Note [Simulated trace]: the launching thread's correlation id
   SimGraph* graph = nullptr;   // a Graph op (one replay): holds a reference
 };
 
@@ -258,8 +259,11 @@ std::string kernel_fault_prefix(const char* name, const SimStream* s, int device
 
 // Chrome trace (Trace.cpp).
 extern std::atomic<bool> g_trace_on;
+// Note [Simulated trace]: the "sdk.trace" v2 correlation id the calling thread set (0: none); enqueue
+// copies it into the Op so the record of the work carries it.
+extern thread_local uint64_t t_trace_correlation;
 void trace_add(const char* name, const char* category, int device, uint32_t stream_serial, const void* stream,
-               int64_t start_ns, int64_t end_ns, size_t bytes);
+               int64_t start_ns, int64_t end_ns, size_t bytes, uint64_t correlation = 0);
 const char* copy_kind_name(int kind);  // "memcpy HtoD", ...
 
 }  // namespace device_sim

@@ -12,7 +12,10 @@
 // pid = device, tid = the stream's serial number on its device (tid 0: the
 // synchronous copies of the calling threads), sorted by start time, plus
 // metadata events naming each process ("device_sim device D") and thread
-// ("stream 0x.. " or "synchronous copies").
+// ("stream 0x.. " or "synchronous copies"). Each record also carries the
+// "sdk.trace" v2 correlation id (Note [Device trace extension]) the
+// launching thread set last (t_trace_correlation): enqueue copies it into
+// the Op, synchronous copies read it directly.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -29,6 +32,7 @@
 namespace device_sim {
 
 std::atomic<bool> g_trace_on{false};
+thread_local uint64_t t_trace_correlation = 0;
 
 namespace {
 
@@ -41,6 +45,7 @@ struct Record {
   int64_t start_ns;
   int64_t end_ns;
   size_t bytes;
+  uint64_t correlation;  // "sdk.trace" v2: the launching thread's id (0: none)
 };
 
 std::mutex g_trace_mutex;
@@ -72,10 +77,10 @@ std::string json_escape(const char* s) {
 }  // namespace
 
 void trace_add(const char* name, const char* category, int device, uint32_t stream_serial, const void* stream,
-               int64_t start_ns, int64_t end_ns, size_t bytes) {
+               int64_t start_ns, int64_t end_ns, size_t bytes, uint64_t correlation) {
   std::lock_guard<std::mutex> lock(g_trace_mutex);
   if (!g_trace_on.load(std::memory_order_relaxed) || g_capacity == 0) return;
-  Record r{name, category, device, stream_serial, stream, start_ns, end_ns, bytes};
+  Record r{name, category, device, stream_serial, stream, start_ns, end_ns, bytes, correlation};
   if (g_ring->size() < g_capacity) {
     g_ring->push_back(r);
   } else {
@@ -126,7 +131,7 @@ int trace_kind(const char* category) {
 // `capacity` records out of the ring, oldest first. Shares the ring with the
 // Chrome export (Note [Simulated trace]): collected records are no longer
 // exported.
-size_t trace_collect(sdk_trace_record* out, size_t capacity, uint64_t* dropped) {
+size_t trace_collect(sdk_trace_record* out, uint64_t* correlation_ids, size_t capacity, uint64_t* dropped) {
   std::lock_guard<std::mutex> lock(g_trace_mutex);
   std::vector<Record> ordered;
   ordered.reserve(g_ring->size());
@@ -144,6 +149,7 @@ size_t trace_collect(sdk_trace_record* out, size_t capacity, uint64_t* dropped) 
     o.end_ns = r.end_ns;
     o.bytes = r.bytes;
     std::snprintf(o.name, sizeof(o.name), "%s", r.name ? r.name : "");
+    if (correlation_ids != nullptr) correlation_ids[i] = r.correlation;
   }
   g_ring->assign(ordered.begin() + static_cast<std::ptrdiff_t>(n), ordered.end());
   g_next = g_ring->size();

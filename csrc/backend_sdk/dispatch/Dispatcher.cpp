@@ -314,11 +314,21 @@ std::string OperatorEntry::dump_state() const {
 // ---------------------------------------------------------------------------
 // OperatorHandle
 // ---------------------------------------------------------------------------
+namespace {
+// Note [Record function]: a boxed call while a profiler records.
+SDK_RECORD_NOINLINE void call_boxed_recorded(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  profiler::RecordFunctionGuard guard(op.entry(), ks);
+  if (guard.wants_inputs()) guard.set_inputs(*stack);
+  op.entry().lookup_masked(ks).call_boxed(op, ks, stack);
+}
+}  // namespace
+
 void OperatorHandle::call_boxed(Stack* stack) const {
   const SchemaRecord* rec = entry_->schema_record();
   entry_->check_stack(rec, *stack);
   DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(rec, *stack),
                                             [&] { return entry_->any_requires_grad_boxed(rec, *stack); });
+  if (profiler::record_function_active()) return call_boxed_recorded(*this, ks, stack);
   entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 
@@ -338,6 +348,7 @@ void OperatorHandle::call_boxed_bound(const SchemaRecord* bound, Stack* stack) c
   entry_->check_stack(rec, *stack);
   DispatchKeySet ks = entry_->mask_for_call(entry_->compute_keys_boxed(rec, *stack),
                                             [&] { return entry_->any_requires_grad_boxed(rec, *stack); });
+  if (profiler::record_function_active()) return call_boxed_recorded(*this, ks, stack);
   entry_->lookup_masked(ks).call_boxed(*this, ks, stack);
 }
 
@@ -541,6 +552,7 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
   record->kernel = std::move(kernel);
   record->debug = std::move(debug);
   record->key = key;
+  record->fallback = true;
   AnnotatedKernel* raw = record.get();
   {
     std::lock_guard<std::mutex> guard(mutex_);

@@ -57,6 +57,7 @@
 #include <backend_sdk/dispatch/FunctionSchema.h>
 #include <backend_sdk/dispatch/KernelFunction.h>
 #include <backend_sdk/dispatch/LocalDispatchKeySet.h>
+#include <backend_sdk/dispatch/RecordFunction.h>
 
 namespace sdk {
 
@@ -71,6 +72,7 @@ struct AnnotatedKernel {
   KernelFunction kernel;
   std::string debug;  // where it was registered: "file.cpp:12" or "Python: my_kernel"
   DispatchKey key = DispatchKey::Undefined;  // the key it was registered under (may be an alias)
+  bool fallback = false;  // a backend fallback (register_fallback): the profiler marks calls it runs
 };
 
 class Dispatcher;
@@ -105,6 +107,10 @@ class SDK_API OperatorEntry {
   }
   const KernelFunction& lookup_masked(DispatchKeySet masked) const {
     return table_[masked.dispatch_table_index()].load(std::memory_order_acquire)->kernel;
+  }
+  // The record behind lookup_masked (the profiler: Note [Record function]).
+  const AnnotatedKernel* lookup_annotated(DispatchKeySet masked) const {
+    return table_[masked.dispatch_table_index()].load(std::memory_order_acquire);
   }
   // The key set of a boxed call: tensor arguments on the stack | TLS.
   DispatchKeySet compute_keys_boxed(const Stack& stack) const { return compute_keys_boxed(schema_record(), stack); }
@@ -179,10 +185,19 @@ class OperatorHandle::Typed<Ret(Args...)> : public OperatorHandle {
     LocalDispatchKeySet tls = tls_local_dispatch_key_set();
     DispatchKeySet ks = entry_->mask_for_call((boxing::keys_of(args...) | tls.included) - tls.excluded,
                                               [&] { return boxing::any_requires_grad(args...); });
+    if (profiler::record_function_active()) return call_recorded(ks, std::forward<Args>(args)...);
     return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
   Ret redispatch(DispatchKeySet ks, Args... args) const {
     ks = entry_->mask_fallthroughs(ks);
+    return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+
+ private:
+  // Note [Record function]: the call while a profiler records, out of the hot path.
+  SDK_RECORD_NOINLINE Ret call_recorded(DispatchKeySet ks, Args... args) const {
+    profiler::RecordFunctionGuard guard(*entry_, ks);
+    if (guard.wants_inputs()) guard.set_inputs(Stack{boxing::to_ivalue(args)...});
     return entry_->lookup_masked(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };

@@ -1,5 +1,7 @@
 #include <backend_sdk/runtime/CachingAllocator.h>
 
+#include <atomic>
+
 #include <sched.h>
 
 #include <algorithm>
@@ -31,6 +33,8 @@ constexpr size_t kMinLargeAlloc = 10 << 20;   // requests above this get their o
 constexpr size_t kRoundLarge = 2 << 20;       // ... rounded to this
 constexpr size_t kFastBinMax = 128 << 10;     // Note [Allocator fast bins]: largest binned size
 constexpr int kFastBinClasses = static_cast<int>(kFastBinMax / kMinBlockSize);
+
+std::atomic<AllocationObserver> g_allocation_observer{nullptr};  // set_allocation_observer
 
 size_t round_size(size_t n) { return n < kMinBlockSize ? kMinBlockSize : (n + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize; }
 
@@ -200,6 +204,7 @@ class DeviceCache {
         if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, stream.native());
         note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
         keep_frames(b);
+        observe(b->ptr, static_cast<int64_t>(nbytes));
         return b;
       }
     }
@@ -250,6 +255,7 @@ class DeviceCache {
     if (SDK_UNLIKELY(!capturing_.empty())) tag_for_capture(b, native);
     note(SDK_HISTORY_ALLOC, b->ptr, nbytes, b->stream_id);
     keep_frames(b);
+    observe(b->ptr, static_cast<int64_t>(nbytes));
     return b;
   }
 
@@ -272,6 +278,7 @@ class DeviceCache {
     allocation_.decrease(b->small, 1);
     allocated_bytes_.decrease(b->small, b->size);
     requested_bytes_.decrease(b->small, b->requested);
+    observe(b->ptr, -static_cast<int64_t>(b->requested));
     b->requested = 0;
     if (SDK_UNLIKELY(b->graph_pool != 0)) {
       auto it = parked_.find(b->graph_pool);
@@ -623,6 +630,12 @@ class DeviceCache {
   // The stack of the malloc/free in progress (under mutex_; gathered before the lock was taken).
   HistoryFrames current_frames_;
   std::atomic<int> context_{0};  // HistoryContext; read without the lock to decide whether to gather
+  // The profiler's observer (set_allocation_observer; under mutex_).
+  void observe(const char* ptr, int64_t bytes) {
+    AllocationObserver fn = g_allocation_observer.load(std::memory_order_relaxed);
+    if (SDK_LIKELY(fn == nullptr)) return;
+    fn(type_, device_, reinterpret_cast<uintptr_t>(ptr), bytes, allocated_bytes_.s[kAll].current);
+  }
   void note(int action, const char* ptr, size_t size, int64_t stream_id) {
     if (SDK_LIKELY(!recording_)) return;
     if (history_.size() >= max_history_) history_.pop_front();
@@ -875,5 +888,7 @@ std::string format_bytes(uint64_t n) {
   std::snprintf(buf, sizeof(buf), "%.2f %s", v, units[u]);
   return buf;
 }
+
+void set_allocation_observer(AllocationObserver fn) { g_allocation_observer.store(fn, std::memory_order_release); }
 
 }  // namespace sdk::runtime

@@ -88,6 +88,14 @@ struct AllocationTraceEntry {
   HistoryFrames frames;  // Note [Allocation history]: nullptr when no frames were kept
 };
 
+// The profiler's observer of allocations (profile_memory; Note [Allocation history]): called on the
+// allocating or freeing thread, under the allocator's lock, with bytes > 0 for an allocation (the
+// requested size), < 0 for a free, and the device's allocated bytes after the event. It must not
+// allocate through a caching allocator. nullptr (the default): none, one relaxed load per event.
+using AllocationObserver = void (*)(DeviceType type, int device, uint64_t addr, int64_t bytes,
+                                    int64_t total_allocated);
+SDK_API void set_allocation_observer(AllocationObserver fn);
+
 class SDK_API CachingAllocator final : public Allocator {
  public:
   explicit CachingAllocator(DeviceType type);

@@ -66,7 +66,8 @@ static_assert(offsetof(sdk_device_extension_base, struct_size) == 0, "extension 
 static_assert(offsetof(sdk_device_extension_base, next) == 24 && sizeof(sdk_device_extension_base) == 32,
               "extension base layout");
 static_assert(offsetof(sdk_trace_extension, start) == sizeof(sdk_device_extension_base), "trace extension layout");
-static_assert(SDK_TRACE_EXTENSION_SIZE_1 == sizeof(sdk_trace_extension), "trace extension v1 size");
+static_assert(SDK_TRACE_EXTENSION_SIZE_1 == offsetof(sdk_trace_extension, set_correlation_id), "trace extension v1 size");
+static_assert(SDK_TRACE_EXTENSION_SIZE_2 == sizeof(sdk_trace_extension), "trace extension v2 size");
 static_assert(SDK_STATS_EXTENSION_SIZE_1 == sizeof(sdk_stats_extension), "stats extension v1 size");
 static_assert(SDK_DEVICE_STATS_SIZE_1 == sizeof(sdk_device_stats) && sizeof(sdk_device_stats) == 24,
               "device stats v1 layout");

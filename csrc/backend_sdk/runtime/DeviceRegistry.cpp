@@ -191,6 +191,14 @@ std::vector<AttachedExtension> validate_extension_chain(const sdk_device_extensi
                       SDK_TRACE_EXTENSION_SIZE_1, " bytes of its version 1");
       SDK_CHECK_VALUE(t->start && t->stop && t->collect, "attach_device: extension '", name, "' of '", source,
                       "' leaves start, stop or collect NULL");
+      if (e->version >= 2) {  // Note [Device trace extension]: version 2
+        SDK_CHECK_VALUE(e->struct_size >= SDK_TRACE_EXTENSION_SIZE_2, "attach_device: extension '", name, "' of '",
+                        source, "' declares version ", e->version, " but struct_size ", e->struct_size,
+                        ", smaller than the ", SDK_TRACE_EXTENSION_SIZE_2, " bytes of its version 2");
+        SDK_CHECK_VALUE(t->set_correlation_id && t->collect_correlated, "attach_device: extension '", name,
+                        "' of '", source, "' declares version ", e->version,
+                        " but leaves set_correlation_id or collect_correlated NULL");
+      }
     }
     if (name == SDK_GRAPH_EXTENSION_NAME) {  // Note [Device graph extension]
       auto* g = reinterpret_cast<const sdk_graph_extension*>(e);

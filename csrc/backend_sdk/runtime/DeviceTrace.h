@@ -19,7 +19,15 @@ struct DeviceTraceRecord {
   int64_t end_ns = 0;
   uint64_t bytes = 0;
   std::string name;
+  uint64_t correlation_id = 0;  // version 2: the id set_correlation_id gave the launching thread; 0: none
 };
+
+// A device's "sdk.trace" version 2 set_correlation_id and its context (fn NULL: no device or version 1).
+struct DeviceCorrelationHook {
+  int32_t (*fn)(void* context, uint64_t id) = nullptr;  // sdk_status
+  void* context = nullptr;
+};
+SDK_API DeviceCorrelationHook device_trace_correlation_hook(DeviceType type);
 
 // Whether the backend's device implements "sdk.trace" (false if no device).
 SDK_API bool has_device_trace(DeviceType type);

@@ -19,6 +19,18 @@
  * must cost the device nothing measurable while stopped.
  *
  * Version 1: start, stop, collect (all required).
+ * Version 2 (appended; both required when a device declares version >= 2):
+ *   set_correlation_id(context, id): work the calling thread enqueues from
+ *     now on (kernels, copies, memsets, host functions, synchronous copies)
+ *     carries `id` (0: none) until the thread sets another. The profiler sets
+ *     the id of the operator that is running on the thread, so it can draw
+ *     flow arrows from the operator to the device work it launched (Note
+ *     [Record function], dispatch/RecordFunction.h). Must be cheap: it is
+ *     called twice per operator while a profiler with a device activity runs.
+ *   collect_correlated(context, records, correlation_ids, capacity, &count,
+ *     &dropped): collect, also writing each record's correlation id to
+ *     correlation_ids[i]. The record struct is unchanged, so version 1
+ *     devices and the SDK's version 1 callers are unaffected.
  */
 #ifndef SDK_RUNTIME_DEVICE_TRACE_EXTENSION_H_
 #define SDK_RUNTIME_DEVICE_TRACE_EXTENSION_H_
@@ -30,7 +42,7 @@ extern "C" {
 #endif
 
 #define SDK_TRACE_EXTENSION_NAME "sdk.trace"
-#define SDK_TRACE_EXTENSION_VERSION 1u
+#define SDK_TRACE_EXTENSION_VERSION 2u
 
 /* Kinds of records (fixed numbers; only ever added). */
 #define SDK_TRACE_KERNEL 1
@@ -57,9 +69,14 @@ typedef struct sdk_trace_extension {
   sdk_status (*stop)(void* context);
   sdk_status (*collect)(void* context, sdk_trace_record* records, size_t capacity, size_t* count,
                         uint64_t* dropped);
+  /* ---- version 2 ---- */
+  sdk_status (*set_correlation_id)(void* context, uint64_t id);
+  sdk_status (*collect_correlated)(void* context, sdk_trace_record* records, uint64_t* correlation_ids,
+                                   size_t capacity, size_t* count, uint64_t* dropped);
 } sdk_trace_extension;
 
 #define SDK_TRACE_EXTENSION_SIZE_1 (offsetof(sdk_trace_extension, collect) + sizeof(void*))
+#define SDK_TRACE_EXTENSION_SIZE_2 (offsetof(sdk_trace_extension, collect_correlated) + sizeof(void*))
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_sim.h"
+#include <backend_sdk/dispatch/DisableRecordFunction.h>
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/DeviceOps.h>
@@ -36,6 +37,9 @@ struct Job {
 void run_job(void* args) {
   Job* job = nullptr;
   std::memcpy(&job, args, sizeof(job));
+  // Device work: the CPU operators that compute it are not host operators of a profile (the device's trace
+  // shows the kernel).
+  sdk::profiler::DisableRecordFunctionGuard not_host_work;
   try {
     job->fn();
   } catch (const std::exception& e) {
@@ -458,6 +462,7 @@ void release_kernel_job(void* raw) {
 void run_kernel_job(void* raw) {
   KernelJob* job = nullptr;
   std::memcpy(&job, raw, sizeof(job));
+  sdk::profiler::DisableRecordFunctionGuard not_host_work;  // device work (run_job)
   try {
     sdk::Stack args = job->args;  // call_boxed consumes its stack
     for (const AliasSpec& a : job->inputs) {
