@@ -80,3 +80,25 @@ def test_scalars():
 def test_tensor_requiring_grad_can_be_compared():
     x = B.tensor([1.0], requires_grad=True)
     assert_close(x * 2, B.tensor([2.0]))
+
+
+def test_gradgradcheck_catches_a_wrong_double_backward():
+    # The numerical Jacobian of the first-order gradients is taken with grad mode off; the gradients must
+    # still be computed there (they once were skipped, and every gradgradcheck passed whatever the formula).
+    import backend_sdk as sdk
+    from backend_sdk.testing._gradcheck import gradgradcheck as ggc
+
+    class DetachedSquare(sdk.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x.detach() * g  # right first derivative, no second one
+
+    x = sdk.randn(3, dtype=sdk.float64, requires_grad=True)
+    assert ggc(lambda t: t * t, (x,))
+    assert not ggc(DetachedSquare.apply, (x,), raise_exception=False)

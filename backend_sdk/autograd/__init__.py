@@ -78,7 +78,13 @@ def _make_grads(outputs: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )
-            g = ones(list(out.shape), dtype=out.dtype, device=out.device)
+            if _is_tensor(out) and getattr(type(out), "__torch_dispatch__", None) is not None:
+                # PyTorch seeds with ones_like(out): a __torch_dispatch__ subclass's loss gets a seed of its
+                # own type (made by operators its handler sees), so its gradients stay in the subclass.
+                with no_grad():
+                    g = _C._detach(out).clone().fill_(1)
+            else:
+                g = ones(list(out.shape), dtype=out.dtype, device=out.device)
         elif _is_tensor(g):
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(

@@ -401,20 +401,16 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if base is None and _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
             raise RuntimeError(_LEAF_INPLACE)
-        # The formula sees self as it was before the write.
-        prev = _C._is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            # Saved arguments that are the tensor written (self, or `other` in x.mul_(x)) are cloned first.
-            clone = None
-            for name in saves:
-                v = bound.get(name)
-                if _is_tensor(v) and v.data_ptr() == self_t.data_ptr() and v.shape == self_t.shape:
-                    if clone is None:
-                        clone = self_t.clone()
-                    pre_saved[name] = clone if v is self_t else v.clone()
-        finally:
-            _C._set_grad_enabled(prev)
+        # The formula sees self as it was before the write. Saved arguments that are the tensor written
+        # (self, or `other` in x.mul_(x)) are cloned first, recorded as PyTorch's original_self is: the
+        # clone carries the pre-write history, so double backward reaches it.
+        clone = None
+        for name in saves:
+            v = bound.get(name)
+            if _is_tensor(v) and v.data_ptr() == self_t.data_ptr() and v.shape == self_t.shape:
+                if clone is None:
+                    clone = self_t.clone()
+                pre_saved[name] = clone if v is self_t else v.clone()
     # Edges before the forward: an in-place op replaces self's grad_fn.
     edges = [edge_of(t) for t in in_tensors]
     in_meta = [TensorMeta(t) for t in in_tensors]

@@ -161,11 +161,14 @@ def gradgradcheck(
     n_in = len(inputs)
 
     def vjp(*args: Any) -> Any:
-        ins, gos = args[:n_in], args[n_in:]
-        outs = [o for o in _outputs(func, ins) if o.requires_grad]
-        diff_in = [ins[i] for i in diff_idx]
-        grads = backend_sdk.autograd.grad(outs, diff_in, list(gos[: len(outs)]), create_graph=True,
-                                          allow_unused=True)
-        return tuple(g for g in grads if g is not None)
+        # Grad mode on inside, also when gradcheck evaluates vjp under no_grad for its numerical Jacobian:
+        # the first-order gradients are what is differentiated, so they must be computed, not skipped.
+        with backend_sdk.enable_grad():
+            ins, gos = args[:n_in], args[n_in:]
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]
+            diff_in = [ins[i] for i in diff_idx]
+            grads = backend_sdk.autograd.grad(outs, diff_in, list(gos[: len(outs)]), create_graph=True,
+                                              allow_unused=True)
+            return tuple(g for g in grads if g is not None)
 
     return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)

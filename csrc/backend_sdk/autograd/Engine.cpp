@@ -107,6 +107,14 @@ void accumulate_into_leaf(const Tensor& leaf, const Tensor& grad, bool create_gr
       m.grad = grad;
       return;
     }
+    if (grad.key_set().has(DispatchKey::Python)) {
+      // A __torch_dispatch__ subclass's gradient: copied by an operator its handler sees (PyTorch's
+      // new_empty_strided/clone dispatch on the gradient too), so .grad keeps the subclass.
+      static const auto clone = Dispatcher::singleton().find_schema_or_throw("aten::clone").typed<
+          Tensor(const Tensor&, std::optional<int64_t>)>();  // MemoryFormat travels as an int
+      m.grad = clone.call(grad, std::nullopt);
+      return;
+    }
     // The gradient layout contract: strides of the leaf when it is non-overlapping and dense.
     Tensor g = dense ? ops::empty_strided(leaf.sizes(), leaf.strides(), leaf.dtype(), leaf.device())
                                                : ops::empty(leaf.sizes(), leaf.dtype(), leaf.device());

@@ -11,7 +11,7 @@
 #
 # STABLE: a library built only on the ABI-stable surface (docs/architecture.md, "The ABI-stable
 # surface"). Its include path holds only <backend_sdk/stable/...>, <backend_sdk/headeronly/...> and
-# the C device contract <backend_sdk/runtime/DeviceApi.h> (links in the build directory, so that
+# the C device contract <backend_sdk/runtime/DeviceApi.h> with its extension headers (links in the build directory, so that
 # including any other SDK header fails to compile), it is compiled with hidden visibility, and it
 # links libbackend_sdk.so for the C shim without the C++ target's usage requirements; after the
 # link, a check (nm) fails the build if the library uses a symbol of libbackend_sdk other than the
@@ -81,7 +81,9 @@ function(_backend_sdk_stable_link name device_sim)
   endif()
   set(inc "${CMAKE_CURRENT_BINARY_DIR}/${name}_stable_include")
   file(MAKE_DIRECTORY "${inc}/backend_sdk/runtime")
-  foreach(entry stable headeronly runtime/DeviceApi.h)
+  # The device contract and its extension structs are C (each includes only DeviceApi.h).
+  foreach(entry stable headeronly runtime/DeviceApi.h runtime/DeviceTraceExtension.h runtime/DeviceGraphExtension.h
+                runtime/DeviceStatsExtension.h runtime/DeviceCollectivesExtension.h)
     if(NOT EXISTS "${inc}/backend_sdk/${entry}")
       file(CREATE_LINK "${root}/backend_sdk/${entry}" "${inc}/backend_sdk/${entry}" SYMBOLIC)
     endif()
