@@ -89,6 +89,17 @@ void check_out(T* out, const char* fn) {
   SDK_CHECK_VALUE(out != nullptr, fn, ": the output pointer is NULL");
 }
 
+// The geometry, dtype and device arguments every tensor-making shim call takes, checked once here:
+// the device they name.
+Device checked_tensor_args(const char* fn, const int64_t* sizes, int64_t ndim, int32_t dtype, int32_t device_type,
+                           int32_t device_index) {
+  SDK_CHECK_VALUE(ndim >= 0 && (ndim == 0 || sizes != nullptr), fn, ": invalid sizes (ndim ", ndim, ")");
+  SDK_CHECK_TYPE(dtype >= 0 && dtype < kNumScalarTypes, fn, ": invalid dtype ", dtype);
+  SDK_CHECK_VALUE(device_type >= 0 && device_type < kNumDeviceTypes, fn, ": invalid device type ", device_type);
+  SDK_CHECK_VALUE(device_index >= -1 && device_index <= 127, fn, ": invalid device index ", device_index);
+  return Device(static_cast<DeviceType>(device_type), static_cast<int8_t>(device_index));
+}
+
 uint64_t bits_of(double d) {
   uint64_t u;
   std::memcpy(&u, &d, 8);
@@ -398,12 +409,7 @@ sdk_stable_status sdk_stable_empty_strided(const int64_t* sizes, const int64_t* 
     const char* fn = "sdk_stable_empty_strided";
     sdk::check_out(out, fn);
     *out = nullptr;
-    SDK_CHECK_VALUE(ndim >= 0 && (ndim == 0 || sizes != nullptr), fn, ": invalid sizes (ndim ", ndim, ")");
-    SDK_CHECK_TYPE(dtype >= 0 && dtype < sdk::kNumScalarTypes, fn, ": invalid dtype ", dtype);
-    SDK_CHECK_VALUE(device_type >= 0 && device_type < sdk::kNumDeviceTypes, fn, ": invalid device type ",
-                    device_type);
-    SDK_CHECK_VALUE(device_index >= -1 && device_index <= 127, fn, ": invalid device index ", device_index);
-    sdk::Device device(static_cast<sdk::DeviceType>(device_type), static_cast<int8_t>(device_index));
+    const sdk::Device device = sdk::checked_tensor_args(fn, sizes, ndim, dtype, device_type, device_index);
     sdk::IntArrayRef size(sizes, static_cast<size_t>(ndim));
     auto st = static_cast<sdk::ScalarType>(dtype);
     // empty_on allocates with the device type's allocator, which serves the *current* device: a
@@ -424,17 +430,12 @@ sdk_stable_status sdk_stable_from_blob(void* data, const int64_t* sizes, const i
     const char* fn = "sdk_stable_from_blob";
     sdk::check_out(out, fn);
     *out = nullptr;
-    SDK_CHECK_VALUE(ndim >= 0 && (ndim == 0 || sizes != nullptr), fn, ": invalid sizes (ndim ", ndim, ")");
-    SDK_CHECK_TYPE(dtype >= 0 && dtype < sdk::kNumScalarTypes, fn, ": invalid dtype ", dtype);
-    SDK_CHECK_VALUE(device_type >= 0 && device_type < sdk::kNumDeviceTypes, fn, ": invalid device type ",
-                    device_type);
-    SDK_CHECK_VALUE(device_index >= -1 && device_index <= 127, fn, ": invalid device index ", device_index);
+    const sdk::Device device = sdk::checked_tensor_args(fn, sizes, ndim, dtype, device_type, device_index);
     sdk::IntArrayRef size(sizes, static_cast<size_t>(ndim));
     auto st = static_cast<sdk::ScalarType>(dtype);
     sdk::DimVector stride = strides ? sdk::DimVector(sdk::IntArrayRef(strides, static_cast<size_t>(ndim))) : sdk::contiguous_strides(size, fn);
     size_t nbytes = sdk::TensorImpl::compute_storage_nbytes(size, stride, sdk::element_size(st), 0, fn);
     SDK_CHECK_VALUE(data != nullptr || nbytes == 0, fn, ": data is NULL for a tensor of ", nbytes, " bytes");
-    sdk::Device device(static_cast<sdk::DeviceType>(device_type), static_cast<int8_t>(device_index));
     *out = sdk::new_handle(sdk::from_blob(data, nbytes, size, stride, 0, st, device));
   });
 }
