@@ -35,6 +35,9 @@ NOT_COVERED: dict[str, str] = {
     "aten::var_mean": "the unbiased=bool overload (only a positional bool reaches it); var_mean.dim/.correction "
                       "are OpInfos and tests/test_autograd_tensor_api.py calls it",
     "aten::std_mean": "the unbiased=bool overload; as aten::var_mean",
+    **{f"aten::{n}": "Tensor.new_* as an aten operator on self (a subclass's backward zeros); composed of "
+                     "empty.memory_format + fill_, which are covered -- tests/test_python_dispatch.py"
+       for n in ("new_empty", "new_zeros", "new_ones", "new_full")},
 }
 
 
