@@ -559,3 +559,115 @@ def test_new_factories_are_aten_operators():
     with LoggingMode(sink=seen):
         bs.ops.aten.new_zeros(x, [2])
     assert seen == ["aten::new_zeros"]
+
+
+# ---------------------------------------------------------------------------
+# Grad mode inside handlers (Note [Grad mode and the Autograd keys])
+# ---------------------------------------------------------------------------
+class _GradModeProbe(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append((func.name(), bs.is_grad_enabled()))
+        with bs.no_grad():  # leaving no_grad must not lift the below-autograd exclusion
+            pass
+        excluded = _C._dispatch_tls_local_exclude_set().has("AutogradFunctionality")
+        self.seen.append(("excluded", excluded))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("op", ["mul", "python_formula"])
+def test_handler_reached_through_autograd_sees_grad_mode_on(op):
+    # PyTorch: the Python key is below autograd, but grad mode is not turned off by the dispatcher
+    x = bs.ones(3, requires_grad=True)
+    probe = _GradModeProbe()
+    with probe:
+        y = x * 2 if op == "mul" else x.clone()  # clone has a Python formula (the recording hook)
+    assert probe.seen[0][1] is True and probe.seen[1] == ("excluded", True)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert x.grad is not None and bs.is_grad_enabled()
+    with probe, bs.no_grad():
+        x * 2
+    assert probe.seen[-2] == ("aten::mul.Tensor", False)
+    assert not _C._dispatch_tls_local_exclude_set().has("AutogradFunctionality")  # everything restored
+
+
+def test_grad_mode_nesting_restores_the_exclusion():
+    assert bs.is_grad_enabled()
+    with bs.no_grad():
+        assert not bs.is_grad_enabled()
+        with bs.enable_grad():
+            assert bs.is_grad_enabled()
+            x = bs.ones(2, requires_grad=True) * 2
+            assert x.requires_grad
+        assert not (bs.ones(2, requires_grad=True) * 2).requires_grad
+    assert bs.is_grad_enabled() and not _C._dispatch_tls_local_exclude_set().has("AutogradFunctionality")
+    with bs.inference_mode():
+        assert not bs.is_grad_enabled()
+    assert bs.is_grad_enabled()
+
+
+# ---------------------------------------------------------------------------
+# return_and_correct_aliasing
+# ---------------------------------------------------------------------------
+from backend_sdk.utils._python_dispatch import return_and_correct_aliasing  # noqa: E402
+
+
+class AliasingTensor(bs.Tensor):
+    """A wrapper subclass whose handler returns through return_and_correct_aliasing."""
+
+    @staticmethod
+    def __new__(cls, elem: bs.Tensor) -> "AliasingTensor":
+        r = bs.Tensor._make_wrapper_subclass(cls, elem.shape, strides=elem.stride(),
+                                             storage_offset=elem.storage_offset(), dtype=elem.dtype,
+                                             device=elem.device)
+        r.elem = elem
+        return r
+
+    def __tensor_flatten__(self):
+        return ["elem"], None
+
+    @staticmethod
+    def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+        return AliasingTensor(inner["elem"])
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        unwrap = lambda t: t.elem if isinstance(t, AliasingTensor) else t  # noqa: E731
+        out = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs))
+        out = pytree.tree_map_only(bs.Tensor, AliasingTensor, out)
+        return return_and_correct_aliasing(func, args, kwargs, out)
+
+
+def test_return_and_correct_aliasing_in_place_out_and_views():
+    x = AliasingTensor(bs.arange(6, dtype=bs.float32).reshape(2, 3))
+    assert x.add_(1) is x  # an in-place op returns its input object, as PyTorch's helper does
+    np.testing.assert_allclose(x.elem.numpy(), np.arange(6).reshape(2, 3) + 1)
+    out = AliasingTensor(bs.empty(2, 3))
+    assert bs.add(x, 1, out=out) is out
+    v = x.view(6)
+    assert isinstance(v, AliasingTensor) and v is not x
+    assert _C._storage_id(v) == _C._storage_id(x)  # a view's wrapper shares its input's storage
+    assert _C._storage_id(x * 2) != _C._storage_id(x)  # a fresh output does not
+    # an in-place view op leaves the input wrapper with the new geometry
+    y = AliasingTensor(bs.arange(6, dtype=bs.float32).reshape(2, 3))
+    assert y.transpose_(0, 1) is y
+    assert y.shape == (3, 2) and y.stride() == (1, 3) and y.elem.shape == (3, 2)
+
+
+def test_return_and_correct_aliasing_checks_types():
+    class Other(AliasingTensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(*[a.elem if isinstance(a, AliasingTensor) else a for a in args], **(kwargs or {}))
+            return return_and_correct_aliasing(func, args, kwargs, AliasingTensor(out))
+
+    o = Other(bs.ones(4))
+    with pytest.raises(AssertionError, match="But expected types to match"):
+        o.view(2, 2)
+    with pytest.raises(TypeError, match="wrapper subclass"):
+        _C._python_key_alias_storage(bs.ones(1), bs.ones(1))
