@@ -671,3 +671,31 @@ def test_return_and_correct_aliasing_checks_types():
         o.view(2, 2)
     with pytest.raises(TypeError, match="wrapper subclass"):
         _C._python_key_alias_storage(bs.ones(1), bs.ones(1))
+
+
+# ---------------------------------------------------------------------------
+# The C++ fallback's overloaded types (Note [Python key fallback])
+# ---------------------------------------------------------------------------
+def test_overloaded_types_from_lists_kwargs_and_subclass_order():
+    seen: list = []
+
+    class Base(LoggingTensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            seen.append((cls.__name__, types))
+            return super().__torch_dispatch__.__func__(LoggingTensor, func, types, args, kwargs)
+
+    class Derived(Base):
+        pass
+
+    LoggingTensor.log = []
+    b, d = Base(bs.ones(2)), Derived(bs.ones(2))
+    out = bs.cat([b, d, bs.ones(2)])  # Tensor[]: every element is scanned
+    assert seen[-1] == ("Derived", (Derived, Base))  # a subclass before its base, whatever the order
+    assert isinstance(out, LoggingTensor) and out.shape == (6,)
+    seen.clear()
+    bs.add(bs.ones(2), d, alpha=2)  # a plain tensor first: the subclass is still found
+    assert seen == [("Derived", (Derived,))]
+    seen.clear()
+    bs.ones(2).add_(b)
+    assert seen == [("Base", (Base,))]
