@@ -140,6 +140,34 @@ def check_vmap_inside_autocast(device: str) -> None:
     assert vmap(f)(x, t)[0].dtype == sdk.float32
 
 
+def check_per_sample_grads_under_autocast(device: str) -> None:
+    """vmap(grad) of a classifier's cross_entropy inside autocast: the matmul runs in the autocast dtype, the loss in
+    float32, the per-sample gradients of the float32 weight are float32 and match the loop run under autocast."""
+    w = rand(5, 3, device=device)
+    x = rand(6, 4, 5, device=device, seed=1)
+    t = sdk.from_numpy(np.random.default_rng(0).integers(0, 3, (6, 4))).to(device)
+
+    def loss(w_, a, b):
+        logits = a @ w_
+        assert logits.dtype == low_dtype(device)
+        return F.cross_entropy(logits, b)
+
+    with sdk.autocast(device):
+        g = vmap(grad(loss), in_dims=(None, 0, 0))(w, x, t)
+        ref = []
+        for i in range(6):
+            wi = w.detach().requires_grad_(True)
+            out = loss(wi, x[i], t[i])
+            assert out.dtype == sdk.float32
+            out.backward()
+            ref.append(wi.grad)
+    assert g.dtype == sdk.float32
+    assert_close(g, sdk.stack(ref), rtol=1e-2, atol=1e-2)
+    with sdk.autocast(device, enabled=False):
+        g32 = vmap(grad(lambda w_, a, b: F.cross_entropy(a @ w_, b)), in_dims=(None, 0, 0))(w, x, t)
+    assert_close(g, g32, rtol=5e-2, atol=5e-2) and bool((g - g32).abs().max() > 0)  # close, but cast
+
+
 # ---------------------------------------------------------------------------------------------
 # __torch_dispatch__ with vmap and autocast
 # ---------------------------------------------------------------------------------------------
@@ -256,6 +284,7 @@ CHECKS: list[Callable[[str], None]] = [
     check_per_sample_grads,
     check_vmap_under_autograd,
     check_vmap_inside_autocast,
+    check_per_sample_grads_under_autocast,
     check_mode_sees_vmap_and_autocast,
     check_subclass_under_autocast,
     check_profile_composed_steps,
