@@ -149,15 +149,20 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v) {
   return op.call(t, mask, v);
 }
 
-// (N, C, d1, ...) -> (N * d1 * ..., C) and the targets flattened: nll_loss_forward's shapes.
-std::tuple<Tensor, Tensor> nll_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                                  int64_t reduction, int64_t ignore_index) {
-  const char* op = "nll_loss_nd";
+// PyTorch's nll_loss_nd checks: a rank >= 1 input whose batch size matches the target's.
+void check_nll_nd_args(const Tensor& self, const Tensor& target, const char* op) {
   SDK_CHECK_VALUE(self.dim() >= 1, op, ": Expected 1 or more dimensions (got ", self.dim(), ")");
   SDK_CHECK_VALUE(self.dim() == 1 || target.dim() >= 1, op, ": Expected input batch_size (", self.size(0),
                   ") to match target batch_size (", target.numel(), ").");
   SDK_CHECK_VALUE(self.dim() == 1 || self.size(0) == target.size(0), op, ": Expected input batch_size (", self.size(0),
                   ") to match target batch_size (", target.size(0), ").");
+}
+
+// (N, C, d1, ...) -> (N * d1 * ..., C) and the targets flattened: nll_loss_forward's shapes.
+std::tuple<Tensor, Tensor> nll_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                  int64_t reduction, int64_t ignore_index) {
+  const char* op = "nll_loss_nd";
+  check_nll_nd_args(self, target, op);
   if (self.dim() <= 2) return call_nll_forward(self, target, weight, reduction, ignore_index);
   int64_t n = self.size(0), c = self.size(1);
   DimVector expected{n};
@@ -192,11 +197,7 @@ using NllSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&
 Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
                    int64_t ignore_index) {
   const char* op = "nll_loss_nd";
-  SDK_CHECK_VALUE(self.dim() >= 1, op, ": Expected 1 or more dimensions (got ", self.dim(), ")");
-  SDK_CHECK_VALUE(self.dim() == 1 || target.dim() >= 1, op, ": Expected input batch_size (", self.size(0),
-                  ") to match target batch_size (", target.numel(), ").");
-  SDK_CHECK_VALUE(self.dim() == 1 || self.size(0) == target.size(0), op, ": Expected input batch_size (", self.size(0),
-                  ") to match target batch_size (", target.size(0), ").");
+  check_nll_nd_args(self, target, op);
   static const auto nll = typed<NllSig>("aten::nll_loss");
   static const auto nll2d = typed<NllSig>("aten::nll_loss2d");
   if (self.dim() <= 2) return nll.call(self, target, weight, reduction, ignore_index);
