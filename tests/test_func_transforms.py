@@ -78,6 +78,20 @@ def test_grad_of_vmap_and_vmap_of_grad_of_grad(device):
     assert_close(hv, 6 * dots * xs * xs.sum(1, keepdim=True), rtol=1e-4, atol=1e-4)
 
 
+def test_grad_of_per_sample_grads(device):
+    """grad over vmap(grad): the inner per-sample gradients of a shared weight stay connected to the outer leaf
+    (grad's expansion of the weight along the vmap level is recorded)."""
+    w = t([0.5, -1.0, 2.0], device)
+    x = t([[1.0, 2.0, 3.0], [0.5, 0.1, -1.0], [2.0, 0.0, 1.0]], device)
+
+    def f(w_, a):
+        return (w_ * a).sum() ** 3
+
+    outer = grad(lambda w_: vmap(grad(f), in_dims=(None, 0))(w_, x).sum())(w)
+    ref = sum(6 * (w * x[i]).sum() * x[i] * x[i].sum() for i in range(3))
+    assert_close(outer, ref)
+
+
 def test_unused_argument_and_constant_output(device):
     x = t([1.0, 2.0], device)
     assert_close(grad(lambda a, b: (b * 2).sum())(x, t(1.0, device)), sdk.zeros(2, device=device))
