@@ -131,6 +131,24 @@ def test_batched_indices(device):
                 sdk.accelerator.synchronize()
 
 
+def test_batched_advanced_indices(device):
+    """x[idx] with batched integer indices (aten::index): adjacent and separated advanced indices, mixed with
+    unbatched ones, and an unbatched self."""
+    x = rand(3, 4, 5, 6, device=device)
+    i, j = randint(4, 3, 2, device=device), randint(5, 3, 2, device=device, seed=1)
+    k, u = randint(6, 3, 7, 2, device=device, seed=2), randint(5, 2, device=device, seed=3)
+    s = randint(4, 3, device=device, seed=4)  # a 0-dim index per element
+    cases = [(lambda a, b: a[b], (x, i)), (lambda a, b: a[:, b], (x, j)), (lambda a, b, c: a[b, c], (x, i, j)),
+             (lambda a, b: a[b, u], (x, i)), (lambda a, b: a[:, :, b], (x, k)), (lambda a, b, c: a[b, :, c], (x, i, k)),
+             (lambda a, c: a[:, u, c], (x, k)), (lambda b: x[0][b], (i,)), (lambda b: x[0][:, b], (j,)),
+             # a 0-dim index per element (through aten::index: Tensor.__getitem__ reads a 0-dim index as an int)
+             (lambda a, b: sdk.ops.aten.index.Tensor(a, [b]), (x, s))]
+    for fn, args in cases:
+        with no_fallback():
+            got = vmap(fn)(*args)
+        assert_close(got, stack_loop(fn, *args))
+
+
 # ---------------------------------------------------------------------------------------------
 # a batched conv weight
 # ---------------------------------------------------------------------------------------------

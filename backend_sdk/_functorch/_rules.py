@@ -520,7 +520,11 @@ def _arange_like(n: int, like: Tensor) -> Tensor:
 # index's length. One call of the operator on dim 0 then computes every element, and the result is
 # reshaped back to [B, D, rest...] with the dim moved home. An unbatched self or index is expanded
 # to the batch first (the reshape copies it where the layout needs); in-place forms compute the
-# functional result and copy_ it into self (after the usual in-place check). Out-of-range indices
+# functional result and copy_ it into self (after the usual in-place check). aten::index (``x[idx]``)
+# needs no folding: an arange over the batch, shaped to broadcast, joins the (batched, padded)
+# advanced indices as the first one, and the result's dims are put back in the order the logical
+# indexing would give (the advanced dims first only when they are not adjacent); boolean masks
+# under vmap go to the loop (their result shape differs per element). Out-of-range indices
 # still fail: an offset index stays in its own element's range only if the original was in [0, D)
 # (a negative or too large one would reach a neighbour), so an index outside [0, D) is replaced by
 # B * D, which is out of range of the folded dim: the kernel raises its own IndexError, and no host
@@ -693,10 +697,39 @@ def _advanced_index_layout(indices: list) -> tuple[bool, int]:
     return adjacent, ndim
 
 
+def _index_batched_indices(op: Any, level: int, self_: Tensor, indices: list) -> Any:
+    """aten::index with batched integer indices (Note [Batched indices]): an arange over the batch joins them as
+    the first advanced index, so element b reads its own slice with its own indices, in one call."""
+    if any(x is not None and x.dtype == _C.bool for x in indices):
+        return NotImplemented  # batched masks: a shape per element, the loop
+    size = batch_size_of((self_, indices), level)
+    v, batched = front(self_, level)
+    if not batched:
+        v = expand_front(self_, size)
+    rank = max(logical_rank(x, level) for x in indices if x is not None)
+    new = []
+    for x in indices:
+        if x is None:
+            new.append(None)
+            continue
+        xv, xb = front(x, level)
+        new.append(pad_to(xv, rank) if xb else x)  # unbatched ones broadcast from the right
+    positions = [i for i, x in enumerate(indices) if x is not None]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    arange = _arange_like(size, v).reshape([size] + [1] * rank)
+    result = op(v, [arange] + new)
+    p = positions[0]
+    if adjacent and p > 0:  # the advanced dims came first; logically they sit after the p dims before them
+        nd = result.dim() - 1 - ((v.dim() - 1) - len(positions))  # the broadcast index rank
+        order = [0] + list(range(1 + nd, 1 + nd + p)) + list(range(1, 1 + nd)) + list(range(1 + nd + p, result.dim()))
+        result = result.permute(*order)
+    return _make_batched(result, 0, level)
+
+
 def index(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     self_, indices = args[0], list(args[1])
     if any(x is not None and unwrap(x, level)[1] is not None for x in indices):
-        return NotImplemented
+        return _index_batched_indices(op, level, self_, indices)
     v, batched = front(self_, level)
     adjacent, ndim = _advanced_index_layout(indices)
     result = op(v, [None] + indices)
