@@ -245,7 +245,7 @@ def check_profile_composed_steps(device: str) -> None:
     recorded with their call counts (the casts included), under each step's record_function scope."""
     w = rand(5, 3, device=device).requires_grad_(True)
     x, t = rand(6, 5, device=device, seed=1), rand(6, 3, device=device, seed=2)
-    with profile() as prof:
+    with profile(record_shapes=True) as prof:
         with record_function("vmap_step"):
             vmap(lambda xi, ti: ((xi @ w) - ti).pow(2).sum())(x, t).sum().backward()
         with record_function("autocast_step"):
@@ -271,9 +271,13 @@ def check_profile_composed_steps(device: str) -> None:
     # autocast: forward casts x and w (two _to_copy at least), one low-precision mm forward, one backward
     assert count("autocast_step", "aten::mm") == 2
     assert count("autocast_step", "aten::_to_copy") >= 2
+    # x @ w landed on the Autocast key with float32 inputs; the mm it runs has the cast (lower precision) inputs
+    matmul = next(e for e in inside("autocast_step") if e.name == "aten::matmul")
+    assert matmul.dispatch_key.startswith("Autocast") and matmul.input_dtypes == ["float", "float"], \
+        (matmul.dispatch_key, matmul.input_dtypes)
     fwd_mm = next(e for e in inside("autocast_step") if e.name == "aten::mm")
-    assert fwd_mm.dispatch_key.startswith("Autograd") or fwd_mm.dispatch_key.startswith("Autocast"), \
-        fwd_mm.dispatch_key
+    assert fwd_mm.dispatch_key.startswith("Autograd") and "float" not in fwd_mm.input_dtypes, \
+        (fwd_mm.dispatch_key, fwd_mm.input_dtypes)
     # the mode's step: the profiler records the same operators the mode saw (the mode runs them)
     assert count("mode_step", "aten::mm") == 2 and mode.names().count("aten::mm") == 2
     c = _counts(prof)
