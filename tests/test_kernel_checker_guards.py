@@ -134,3 +134,17 @@ def test_guards_keep_memory_allocated_as_rounded_and_add_a_block_only_at_512_mul
     y = sdk.empty(128, dtype=sdk.float32, device="accel")  # unguarded again: 512 bytes
     assert accel.memory_allocated() - start == 512
     del y
+
+
+def test_checked_kernels_during_graph_capture(guarded):
+    # Note [Allocator guard regions]: a block allocated during a capture gets no guard (its memset would only be
+    # recorded) and no guard is read back while capturing (a synchronous copy is not allowed then).
+    guarded.impl("scale", lambda x: x * 2)
+    x = _source(8)
+    s = sdk.Stream()
+    g = sdk.accelerator.Graph()
+    with s, g:
+        y = sdk.ops.kgrd.scale(x)  # its result comes from the graph's pool
+    g.replay()
+    assert y.cpu().tolist() == [2.0 * i for i in range(8)]
+    assert sdk.ops.kgrd.scale(x).cpu().tolist() == y.cpu().tolist()  # checked again once the capture is over

@@ -202,7 +202,7 @@ class DeviceCache {
         --binned_count_;
         b->allocated = true;
         b->requested = nbytes;
-        b->guarded = guard;
+        b->guarded = guard && capturing_.empty();  // Note [Allocator guard regions]: not during a capture
         allocation_.increase(true, 1);
         allocated_bytes_.increase(true, b->size);
         active_.increase(true, 1);
@@ -254,7 +254,7 @@ class DeviceCache {
     }
     b->allocated = true;
     b->requested = nbytes;
-    b->guarded = guard;
+    b->guarded = guard && capturing_.empty();
     allocation_.increase(small, 1);
     allocated_bytes_.increase(small, b->size);
     active_.increase(small, 1);
@@ -631,6 +631,10 @@ class DeviceCache {
   // Reads b's guard back (a synchronous copy: it waits for the device's queued work); "" if intact, else what
   // was overwritten, after restoring the pattern so one overrun is reported once.
   std::string check_guard(const Block* b) {
+    {
+      std::lock_guard<AllocatorLock> lock(mutex_);
+      if (!capturing_.empty()) return std::string();  // a synchronous copy would break the capture
+    }
     unsigned char seen[kGuardBytes];
     char* guard = b->ptr + b->requested;
     DeviceGuard device_guard(Device(type_, static_cast<int8_t>(device_)));
@@ -760,7 +764,9 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
 // block is sized for nbytes + kGuardBytes (rounded to 512 as always, so most sizes get the same block as
 // without a guard) and the guard is set to 0xA5 with a memset_async on the allocating stream, before any work
 // that uses the block. check_guard() reads the guard back with a synchronous copy (after the device's queued
-// work) and says which bytes a kernel overwrote. The guards are here and not in a device's malloc (device_sim's)
+// work) and says which bytes a kernel overwrote. While a stream of the device captures a graph, blocks get no
+// guard (the memset would be recorded into the graph, not run) and guards are not read (a synchronous copy is
+// not allowed during a capture). The guards are here and not in a device's malloc (device_sim's)
 // because the allocator sub-allocates segments: a guard after each device allocation would sit after a 2 MiB
 // segment, not after a tensor; here they work for every backend. Only blocks allocated while guard regions were
 // on carry one; memory_allocated() counts the whole block, guard included, as it counts the rounding. An
