@@ -100,6 +100,7 @@ struct CheckedKernel : OperatorKernel {
       });
       meta.push_back(to_meta(v));
     }
+    const Stack meta_args = meta;  // the boxed call consumes `meta`; a view return is compared with these
     bool have_meta = true;
     try {
       op.redispatch_boxed(DispatchKeySet(DispatchKey::Meta), &meta);
@@ -155,7 +156,27 @@ struct CheckedKernel : OperatorKernel {
                     " returned a new tensor as result ", j, "; an in-place or out= kernel returns its argument '",
                     a.name, "' itself");
         }
-      } else if (!ret.alias_info) {
+      } else if (ret.alias_info) {
+        // A view ("Tensor(a)"): where the Meta kernel returns a view of the argument (not a copy, as
+        // contiguous() of a non-contiguous tensor may), the operator decides its layout, so the kernel's result
+        // must share the argument's storage with the Meta kernel's strides and offset.
+        for (size_t i = 0; i < n; ++i) {
+          const Argument& a = schema.arguments[i];
+          if (!a.alias_info || a.alias_info->before_sets != ret.alias_info->before_sets || !args[i].is_tensor() ||
+              !args[i].to_tensor().defined() || !meta_args[i].is_tensor() ||
+              meta_args[i].to_tensor().storage().get() != w.storage().get()) {
+            continue;
+          }
+          SDK_CHECK(r.storage().get() == args[i].to_tensor().storage().get(),
+                    "kernel check (BACKEND_SDK_CHECK_KERNELS): ", who, " returned result ", j,
+                    " in new storage; a view operator returns a view of its argument '", a.name, "'");
+          SDK_CHECK(r.strides().equals(w.strides()) && r.storage_offset() == w.storage_offset(),
+                    "kernel check (BACKEND_SDK_CHECK_KERNELS): ", who, " returned result ", j, " with strides ",
+                    sizes_str(r.strides()), " and storage offset ", r.storage_offset(),
+                    ", but the operator's Meta kernel gives strides ", sizes_str(w.strides()), " and offset ",
+                    w.storage_offset());
+        }
+      } else {
         for (size_t i = 0; i < n; ++i) {
           for_each_tensor(args[i], [&](const Tensor& t) {
             SDK_CHECK(!t.defined() || t.storage().get() != r.storage().get(),
