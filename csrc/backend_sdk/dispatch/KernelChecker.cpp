@@ -115,7 +115,8 @@ struct CheckedKernel : OperatorKernel {
     if (runtime::guard_regions_enabled()) {
       // Writes past an allocation (Note [Allocator guard regions]): every device tensor of the call.
       for (size_t i = 0; i < n; ++i) {
-        for_each_tensor(args[i], [&](const Tensor& t) { check_guard(t, who, "argument '" + schema.arguments[i].name + "'"); });
+        const std::string what = "argument '" + schema.arguments[i].name + "'";
+        for_each_tensor(args[i], [&](const Tensor& t) { check_guard(t, who, what); });
       }
       for (size_t j = 0; stack->size() >= m && j < m; ++j) {
         for_each_tensor((*stack)[stack->size() - m + j],
