@@ -148,3 +148,21 @@ def test_checked_kernels_during_graph_capture(guarded):
     g.replay()
     assert y.cpu().tolist() == [2.0 * i for i in range(8)]
     assert sdk.ops.kgrd.scale(x).cpu().tolist() == y.cpu().tolist()  # checked again once the capture is over
+
+
+def test_the_environment_variable_turns_the_guards_on():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = ("import backend_sdk, accel\n"
+            "start = accel.memory_allocated()\n"
+            "y = backend_sdk.empty(128, device='accel')\n"  # 512 bytes + the guard
+            "print(accel.memory_allocated() - start)\n")
+    env = dict(os.environ, BACKEND_SDK_CHECK_KERNELS="1",
+               PYTHONPATH=os.pathsep.join([str(root), str(root / "samples" / "accel_sim")]))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1024"], r.stdout + r.stderr
