@@ -29,18 +29,9 @@ def test_models_area_passes_on_accel():
 
 
 # A Python backend whose relu is wrong in one element: the CNN (conv-batchnorm-relu-...) diverges at its first
-# ReLU ('features.2') in step 0; every other operator is the CPU's through the fallback.
-WRONG_RELU = '''
-from backend_sdk import library, utils
-from backend_sdk.utils import python_device as pd
-
-utils.rename_privateuse3_backend("wrongrelu")
-device = pd.PythonDevice(device_count=1, total_memory=256 << 20)
-pd.attach_python_device("wrongrelu", device)
-pd.register_contract_kernels("wrongrelu")
-pd.register_cpu_fallback("wrongrelu")
-
-
+# ReLU ('features.2') in step 0; every other operator is the CPU's through the fallback. It is test_conformance's
+# broken Python backend with relu instead of mul replaced.
+WRONG_RELU_KERNEL = '''
 def wrong_relu(a):
     result = a.cpu().relu().contiguous()
     if result.numel() > 3:
@@ -49,16 +40,22 @@ def wrong_relu(a):
     return result.to(a.device)
 
 
-_lib = library.Library("aten", "IMPL", "wrongrelu")
+_lib = library.Library("aten", "IMPL", "brokenpy")
 _lib.impl("relu", wrong_relu)
-utils.generate_methods_for_privateuse3_backend()
-_module = utils.generate_device_module("wrongrelu")
-globals().update({name: getattr(_module, name) for name in _module.__all__})
 '''
 
 
+def _wrong_relu_backend() -> str:
+    from test_conformance import BROKEN_BACKEND
+
+    source = BROKEN_BACKEND.replace('_lib = library.Library("aten", "IMPL", "brokenpy")\n_lib.impl("mul.Tensor", wrong_mul)\n',
+                                    WRONG_RELU_KERNEL)
+    assert "wrong_relu" in source
+    return source.replace("brokenpy", "wrongrelu").replace("64 << 20", "256 << 20")
+
+
 def test_models_area_names_the_first_diverging_layer_and_step(tmp_path):
-    (tmp_path / "wrongrelu.py").write_text(WRONG_RELU)
+    (tmp_path / "wrongrelu.py").write_text(_wrong_relu_backend())
     r = _run(["-m", "backend_sdk", "conformance", "wrongrelu", "--area", "models", "-k", "cnn"], str(tmp_path),
              cwd=tmp_path)
     out = r.stdout + r.stderr
