@@ -73,6 +73,9 @@ constexpr const char* kDeviceOperators[] = {
     "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
+    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback
+    "native_layer_norm", "native_layer_norm_backward", "linalg_vector_norm", "convolution", "convolution_backward",
+    "native_batch_norm", "native_batch_norm_backward", "max_pool2d_with_indices", "max_pool2d_with_indices_backward",
 };
 
 }  // namespace
