@@ -5,13 +5,13 @@ the same). The 100-step figures come from benchmarks/bench_models.py; here a few
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
 import backend_sdk as torch
 from backend_sdk.testing import models as M
+from test_serialization import _has_torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:The operator .* is not currently supported on the accel backend")
 
@@ -256,8 +256,6 @@ def dataclasses_asdict(cfg):
 
 # ---- the same model source under real torch --------------------------------------------------------------
 
-TORCH_PYTHON = __import__("os").environ.get("SDK_TORCH_PYTHON", "/tmp/tv/bin/python")
-
 _TORCH_SIDE = r'''
 import sys, types
 source = open(sys.argv[1]).read()
@@ -280,25 +278,23 @@ torch.save({"gpt": model.state_dict(), "logits": logits, "loss": loss, "cnn": cn
 '''
 
 
-def _has_torch() -> bool:
-    import os
+def run_torch(code: str, *args: str) -> None:
+    """Runs ``code`` with torch 2.13's Python (test_serialization.TORCH_PYTHON), one thread, failing with its stderr."""
     import subprocess
 
-    if not os.path.exists(TORCH_PYTHON):
-        return False
-    return subprocess.run([TORCH_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+    from test_serialization import TORCH_PYTHON
+
+    proc = subprocess.run([TORCH_PYTHON, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 @pytest.mark.skipif(not _has_torch(), reason="needs a Python with torch (SDK_TORCH_PYTHON)")
 def test_models_source_runs_under_torch_and_its_weights_give_our_outputs(tmp_path):
     # models.py is a PyTorch program: with its three imports pointed at torch it runs under torch 2.13; the state
     # dicts torch saves load into our models (strict) and give the same logits and loss.
-    import subprocess
-
     out = tmp_path / "torch_models.pt"
-    proc = subprocess.run([TORCH_PYTHON, "-c", _TORCH_SIDE, M.__file__, str(out)], capture_output=True, text=True,
-                          timeout=300, env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_torch(_TORCH_SIDE, M.__file__, str(out))
     ref = torch.load(out)
     data = M.CharDataset()
     model = M.GPT(M.GPTConfig(vocab_size=data.vocab_size, n_layer=2)).eval()

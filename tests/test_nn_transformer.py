@@ -3,17 +3,13 @@ submodule names and state dict, post-norm and pre-norm, masks, training on cpu a
 Python with torch is available, torch's weights give torch's outputs and gradients here."""
 from __future__ import annotations
 
-import os
-import subprocess
-
 import numpy as np
 import pytest
 
 import backend_sdk as torch
 from backend_sdk import nn
-
-TORCH_PYTHON = os.environ.get("SDK_TORCH_PYTHON", "/tmp/tv/bin/python")
-
+from test_models import run_torch
+from test_serialization import _has_torch
 
 def _np(t):
     return t.detach().cpu().numpy()
@@ -103,18 +99,10 @@ torch.save(out, sys.argv[1])
 '''
 
 
-def _has_torch() -> bool:
-    if not os.path.exists(TORCH_PYTHON):
-        return False
-    return subprocess.run([TORCH_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
-
-
 @pytest.mark.skipif(not _has_torch(), reason="needs a Python with torch (SDK_TORCH_PYTHON)")
 def test_torch_weights_give_torchs_outputs_and_gradients(tmp_path):
     path = tmp_path / "enc.pt"
-    proc = subprocess.run([TORCH_PYTHON, "-c", _TORCH_SIDE, str(path)], capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_torch(_TORCH_SIDE, str(path))
     ref = torch.load(path)
     for norm_first, r in ref.items():
         layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True,
