@@ -5,7 +5,6 @@ the same). The 100-step figures come from benchmarks/bench_models.py; here a few
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
