@@ -340,11 +340,22 @@ def _on(t: Any, device: Any) -> Any:
     return t.to(device=device) if _is_tensor(t) and t.device != device else t
 
 
+def _index_put_into(z: Any, indices: list, g: Any) -> Any:
+    """z (fresh zeros, seen by no one else) with g accumulated at indices: in place, as PyTorch's
+    index_select_backward (zeros().index_add_()), saving the functional index_put's copy of z (the
+    embedding table's size, per backward). With create_graph the functional form keeps z out of the graph."""
+    from .. import _C
+
+    if _C._is_grad_enabled() and g.requires_grad:
+        return _ops().index_put.default(z, indices, g, True)
+    return _ops().index_put_.default(z, indices, g, True)
+
+
 @formula("index.Tensor", saves=("indices",))
 def _index(c):
     meta = c["self"]
     z = _zeros(meta, c.g)
-    return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
+    return {"self": _index_put_into(z, [_on(i, meta.device) for i in c["indices"]], c.g)}
 
 
 @formula("index_select", saves=("index",))
@@ -354,7 +365,7 @@ def _index_select(c):
     z = _zeros(meta, c.g)
     if meta.dim() == 0:
         return {"self": c.g.reshape([])}
-    return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
+    return {"self": _index_put_into(z, [None] * d + [_on(c["index"], meta.device)], c.g)}
 
 
 @formula("copy_", "copy")
