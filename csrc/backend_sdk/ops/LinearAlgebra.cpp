@@ -400,9 +400,8 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other) {
 Tensor linear_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   SDK_CHECK_VALUE(weight.dim() == 1 || weight.dim() == 2, "linear: weight must be 1-D or 2-D, got ", weight.dim(),
                   "-D");
-  Tensor wt = weight.dim() == 2 ? as_strided(weight, {weight.size(1), weight.size(0)},
-                                             {weight.stride(1), weight.stride(0)}, weight.storage_offset())
-                                : weight;
+  static const auto t_op = Dispatcher::singleton().find_schema_or_throw("aten::t").typed<Tensor(const Tensor&)>();
+  Tensor wt = weight.dim() == 2 ? t_op.call(weight) : weight;  // aten::t, as PyTorch's linear (TBackward0)
   if (input.dim() == 2 && weight.dim() == 2 && bias && bias->defined()) return addmm(*bias, input, wt);
   if (input.dim() >= 3 && weight.dim() == 2 && bias && bias->defined() && input.is_contiguous()) {
     // (..., in) folded into rows for one addmm (Note [matmul folds batch dims]), as PyTorch's linear.
