@@ -35,6 +35,10 @@ NOT_COVERED: dict[str, str] = {
     "aten::var_mean": "the unbiased=bool overload (only a positional bool reaches it); var_mean.dim/.correction "
                       "are OpInfos and tests/test_autograd_tensor_api.py calls it",
     "aten::std_mean": "the unbiased=bool overload; as aten::var_mean",
+    "aten::sym_size.int": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_stride.int": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_numel": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_storage_offset": "returns an int, not a tensor; tests/test_ops_core20.py",
 }
 
 

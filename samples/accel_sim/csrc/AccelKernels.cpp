@@ -64,6 +64,7 @@ constexpr const char* kDeviceOperators[] = {
     "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign", "reciprocal",
     "logical_not", "bitwise_not", "fill", "masked_fill", "lerp", "addcmul", "addcdiv",
+    "acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "atan2", "fmod",
     // reductions
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "all", "any", "norm",
     "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax",
