@@ -74,6 +74,12 @@ constexpr const char* kDeviceOperators[] = {
     "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
+    // the in-place multi-tensor and the fused optimizer operators: one launch per list (Note [Foreach
+    // kernels]); the functional _foreach_ forms return Tensor[], which simulated kernels do not, so they
+    // run their CompositeExplicitAutograd loop (one launch per tensor)
+    "_foreach_add_", "_foreach_sub_", "_foreach_mul_", "_foreach_div_", "_foreach_addcmul_", "_foreach_addcdiv_",
+    "_foreach_lerp_", "_foreach_sqrt_", "_foreach_neg_", "_foreach_reciprocal_", "_foreach_zero_", "_foreach_copy_",
+    "_foreach_maximum_", "_fused_adam_", "_fused_adamw_", "_fused_sgd_",
 };
 
 }  // namespace
