@@ -335,6 +335,54 @@ void for_each_param(const FusedLists& l, const char* op, bool need_c, bool need_
   }
 }
 
+// One Adam/AdamW element update over [lo, hi): straight-line code the compiler vectorises (this file is
+// built with -fno-math-errno, so sqrt is the vector instruction).
+template <typename T>
+struct AdamStep {
+  T *p, *g, *m, *v, *vmax;
+  T b1, b2, one_b1, one_b2, decay, l2, gmul, ss, bc2s, eps;
+};
+
+template <typename T, bool kAmsgrad>
+inline void adam_range(const AdamStep<T>& st, int64_t lo, int64_t hi) {
+  T *p = st.p, *g = st.g, *m = st.m, *v = st.v, *vmax = st.vmax;
+  for (int64_t k = lo; k < hi; ++k) {
+    const T param = p[k];
+    const T grad = g[k] * st.gmul + st.l2 * param;
+    const T mk = m[k] * st.b1 + st.one_b1 * grad;
+    const T vk = v[k] * st.b2 + st.one_b2 * (grad * grad);
+    m[k] = mk;
+    v[k] = vk;
+    T dv = vk;
+    if constexpr (kAmsgrad) {
+      dv = vmax[k] > vk ? vmax[k] : vk;
+      vmax[k] = dv;
+    }
+    p[k] = param * st.decay - st.ss * (mk / (std::sqrt(dv) / st.bc2s + st.eps));
+  }
+}
+
+// AVX2 and baseline clones on x86-64 (picked at load time; no FMA, so every clone rounds alike).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define SDK_ADAM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SDK_ADAM_CLONES
+#endif
+#define SDK_ADAM_RANGE(name, T, ams) \
+  SDK_ADAM_CLONES void name(const AdamStep<T>& st, int64_t lo, int64_t hi) { adam_range<T, ams>(st, lo, hi); }
+SDK_ADAM_RANGE(adam_range_f, float, false)
+SDK_ADAM_RANGE(adam_range_f_ams, float, true)
+SDK_ADAM_RANGE(adam_range_d, double, false)
+SDK_ADAM_RANGE(adam_range_d_ams, double, true)
+#undef SDK_ADAM_RANGE
+
+void adam_dispatch(const AdamStep<float>& st, int64_t lo, int64_t hi) {
+  st.vmax ? adam_range_f_ams(st, lo, hi) : adam_range_f(st, lo, hi);
+}
+void adam_dispatch(const AdamStep<double>& st, int64_t lo, int64_t hi) {
+  st.vmax ? adam_range_d_ams(st, lo, hi) : adam_range_d(st, lo, hi);
+}
+
 template <bool kAdamW>
 void fused_adam_boxed(OperatorKernel*, const OperatorHandle& h, DispatchKeySet, Stack* stack) {
   const char* op = kAdamW ? "_fused_adamw_" : "_fused_adam_";
@@ -360,39 +408,25 @@ void fused_adam_boxed(OperatorKernel*, const OperatorHandle& h, DispatchKeySet, 
     const double step_size = lr / bc1;
     auto run = [&](auto zero) {
       using T = decltype(zero);
-      T* p = l.params[i].template data_ptr<T>();
-      T* g = l.grads[i].template data_ptr<T>();
-      T* m = l.a[i].template data_ptr<T>();
-      T* v = l.b[i].template data_ptr<T>();
-      T* vmax = amsgrad ? l.c[i].template data_ptr<T>() : nullptr;
-      const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2), one_b1 = static_cast<T>(1 - beta1),
-              one_b2 = static_cast<T>(1 - beta2), decay = static_cast<T>(1 - lr * wd), l2 = static_cast<T>(wd),
-              ss = static_cast<T>(step_size), bc2s = static_cast<T>(bc2_sqrt), e = static_cast<T>(eps),
-              sc = static_cast<T>(inv_scale);
-      parallel_for(0, l.params[i].numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
-        for (int64_t k = lo; k < hi; ++k) {
-          T grad = maximize ? -g[k] : g[k];
-          if (grad_scale) grad *= sc;
-          T param = p[k];
-          if (wd != 0) {
-            if (kAdamW) {
-              param *= decay;
-            } else {
-              grad += l2 * param;
-            }
-          }
-          const T mk = m[k] * b1 + one_b1 * grad;
-          const T vk = v[k] * b2 + one_b2 * (grad * grad);
-          m[k] = mk;
-          v[k] = vk;
-          T denom_v = vk;
-          if (vmax) {
-            denom_v = std::max(vmax[k], vk);
-            vmax[k] = denom_v;
-          }
-          p[k] = param - ss * (mk / (std::sqrt(denom_v) / bc2s + e));
-        }
-      });
+      AdamStep<T> st;
+      st.p = l.params[i].template data_ptr<T>();
+      st.g = l.grads[i].template data_ptr<T>();
+      st.m = l.a[i].template data_ptr<T>();
+      st.v = l.b[i].template data_ptr<T>();
+      st.vmax = amsgrad ? l.c[i].template data_ptr<T>() : nullptr;
+      // Branch-free constants (Note [Foreach kernels]): a zero weight decay is decay 1 / l2 0, the sign of
+      // maximize and the gradient scale fold into one factor.
+      st.b1 = static_cast<T>(beta1);
+      st.b2 = static_cast<T>(beta2);
+      st.one_b1 = static_cast<T>(1 - beta1);
+      st.one_b2 = static_cast<T>(1 - beta2);
+      st.decay = static_cast<T>(kAdamW ? 1 - lr * wd : 1.0);
+      st.l2 = static_cast<T>(kAdamW ? 0.0 : wd);
+      st.gmul = static_cast<T>((maximize ? -1.0 : 1.0) * inv_scale);
+      st.ss = static_cast<T>(step_size);
+      st.bc2s = static_cast<T>(bc2_sqrt);
+      st.eps = static_cast<T>(eps);
+      parallel_for(0, l.params[i].numel(), 1 << 15, [&](int64_t lo, int64_t hi) { adam_dispatch(st, lo, hi); });
     };
     if (l.params[i].dtype() == ScalarType::Float32) {
       run(float{});
