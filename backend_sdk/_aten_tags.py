@@ -280,6 +280,7 @@ ATEN_TAGS: dict[str, list[str]] = {'_adaptive_avg_pool2d': ['core', 'pt2_complia
  'gelu': ['core', 'pointwise', 'pt2_compliant_tag'],
  'gelu.out': ['out', 'pt2_compliant_tag'],
  'gelu_': ['inplace', 'pt2_compliant_tag'],
+ 'grid_sampler_2d': ['core', 'pt2_compliant_tag'],
  'group_norm': ['pt2_compliant_tag'],
  'gt.Scalar': ['core', 'pointwise', 'pt2_compliant_tag'],
  'gt.Scalar_out': ['out', 'pointwise', 'pt2_compliant_tag'],

@@ -9,7 +9,7 @@ import pytest
 import backend_sdk as torch
 from backend_sdk import ops
 from backend_sdk.autograd import gradcheck
-from backend_sdk.testing._opinfo_core20 import ref_col2im, ref_group_norm, ref_max_pool3d
+from backend_sdk.testing._opinfo_core20 import ref_col2im, ref_grid_sampler_2d, ref_group_norm, ref_max_pool3d
 
 A = ops.aten
 
@@ -279,6 +279,22 @@ def test_distances(device) -> None:
         A._cdist_forward(a, _rand((2, 3), device), 2.0, None)
     with pytest.raises(ValueError, match="pdist only supports 2D tensors"):
         A._pdist_forward(_rand((2, 3, 4), device), 2.0)
+
+
+@pytest.mark.parametrize("mode,padding,align", [(0, 0, False), (0, 1, True), (0, 2, False), (0, 2, True),
+                                                (1, 0, False), (1, 2, True)])
+def test_grid_sampler_2d(device, mode, padding, align) -> None:
+    x = _rand((2, 3, 4, 5), device, 31, requires_grad=True)
+    grid = _rand((2, 3, 6, 2), device, 32, low=-1.4, high=1.4, requires_grad=True)
+    got = A.grid_sampler_2d(x, grid, mode, padding, align)
+    np.testing.assert_allclose(_np(got), ref_grid_sampler_2d(_np(x), _np(grid), mode, padding, align), rtol=1e-12,
+                               atol=1e-12)
+    if mode == 0:
+        assert gradcheck(lambda a, g: A.grid_sampler_2d(a, g, mode, padding, align), (x, grid))
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        A.grid_sampler_2d(x, grid, 2, padding, align)
+    with pytest.raises(ValueError, match="expected 4D input and grid"):
+        A.grid_sampler_2d(x, grid[0], mode, padding, align)
 
 
 def test_sym_queries(device) -> None:

@@ -131,7 +131,7 @@ def _ref_var_dim(x: np.ndarray, dim: Any, unbiased: bool = True, keepdim: bool =
 
 def _copy_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((3, 4)), (T((4,)),), {}, "broadcast")
-    yield SampleInput(T((2, 3), "transposed"), (make_tensor((2, 3), _C.float32, rng, low=0, high=1),), {}, "convert")
+    yield SampleInput(T((2, 3), "transposed"), (make_tensor((2, 3), _C.float64, rng, low=0, high=1),), {}, "convert")
 
 
 def _ref_copy(x: np.ndarray, src: np.ndarray, non_blocking: bool = False) -> np.ndarray:
@@ -280,6 +280,50 @@ def _scalar_tensor_samples(op: Any, dtype: Any, rng: np.random.Generator) -> Ite
     yield SampleInput(True if dtype == _C.bool else 3, (), {"dtype": dtype}, "value")
 
 
+def _grid_sampler_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 3, 4, 5)), (T((2, 3, 6, 2), low=-1.2, high=1.2), 0, 0, False), {}, "bilinear_zeros")
+    yield SampleInput(T((1, 2, 3, 3)), (T((1, 2, 2, 2), low=-1.5, high=1.5), 1, 1, True), {}, "nearest_border")
+    yield SampleInput(T((1, 2, 4, 3)), (T((1, 3, 2, 2), low=-2, high=2), 0, 2, False), {}, "bilinear_reflection")
+
+
+def ref_grid_sampler_2d(x: np.ndarray, grid: np.ndarray, mode: int, padding: int, align: bool) -> np.ndarray:
+    """numpy grid_sampler_2d (bilinear / nearest; zeros, border, reflection), PyTorch's coordinate rules."""
+    n, c, h, w = x.shape
+
+    def source(coord: np.ndarray, size: int) -> np.ndarray:
+        v = (coord + 1) / 2 * (size - 1) if align else ((coord + 1) * size - 1) / 2
+        if padding == 2:
+            lo, hi = (0.0, 2.0 * (size - 1)) if align else (-1.0, 2.0 * size - 1)
+            if lo == hi:
+                v = np.zeros_like(v)
+            else:
+                mn, span = lo / 2, (hi - lo) / 2
+                a = np.abs(v - mn)
+                extra, flips = np.fmod(a, span), np.floor(a / span)
+                v = np.where(flips % 2 == 0, extra + mn, span - extra + mn)
+        if padding >= 1:
+            v = np.clip(v, 0, size - 1)
+        return v
+
+    ix, iy = source(grid[..., 0], w), source(grid[..., 1], h)
+    out = np.zeros((n, c) + grid.shape[1:3])
+
+    def tap(xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
+        ok = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        xc, yc = np.clip(xi, 0, w - 1).astype(int), np.clip(yi, 0, h - 1).astype(int)
+        vals = np.stack([x[b][:, yc[b], xc[b]] for b in range(n)])
+        return vals * ok[:, None]
+
+    if mode == 1:
+        return tap(np.round(ix), np.round(iy))
+    x0, y0 = np.floor(ix), np.floor(iy)
+    wx1, wy1 = ix - x0, iy - y0
+    for xi, yi, wgt in ((x0, y0, (1 - wx1) * (1 - wy1)), (x0 + 1, y0, wx1 * (1 - wy1)),
+                        (x0, y0 + 1, (1 - wx1) * wy1), (x0 + 1, y0 + 1, wx1 * wy1)):
+        out = out + tap(xi, yi) * wgt[:, None]
+    return out
+
+
 def _same(s: SampleInput) -> Any:
     return s.input.dtype
 
@@ -402,6 +446,9 @@ def make_core20_ops(OpInfo: Any) -> list:
         OpInfo("col2im", _S(_col2im_samples), _ovl("col2im", ""), F, ref_col2im, fn, True, loose, loose,
                result_dtype=_same, category="nn", check_unsupported_dtypes=False,
                op=lambda *a: _aten().col2im(*a)),
+        OpInfo("grid_sampler_2d", _S(_grid_sampler_samples), _ovl("grid_sampler_2d", ""), F, ref_grid_sampler_2d, fn,
+               True, loose, loose, result_dtype=_same, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().grid_sampler_2d(*a)),
         OpInfo("_cdist_forward", _S(_cdist_samples), _ovl("_cdist_forward", ""), F, _ref_cdist, fn, True, loose,
                loose, result_dtype=_same, category="nn", check_unsupported_dtypes=False,
                op=lambda *a: _aten()._cdist_forward(*a)),

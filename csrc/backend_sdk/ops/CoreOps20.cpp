@@ -605,6 +605,87 @@ Tensor pdist_forward_impl(CT self, double p) {
   return vector_norm_last(sub(a, b), p);
 }
 
+// ---- grid_sampler_2d: PyTorch's coordinate rules, the taps gathered (bilinear: 4, nearest: 1) ----
+// Gradients: to input through gather, to grid through the tap weights (floor and round carry none), and a
+// clipped coordinate has none outside the border, as PyTorch's clip_coordinates_set_grad.
+Tensor unary_op(const char* name, CT a) {
+  return Dispatcher::singleton().find_schema_or_throw(name).typed<T(CT)>().call(a);
+}
+
+Tensor reflect_coordinates(CT x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return mul(x, Scalar(0.0));
+  const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+  Tensor in = abs(add(x, Scalar(-lo)));
+  SDK_CX_OP("aten::fmod.Scalar", T(CT, const Scalar&));
+  Tensor extra = op.call(in, Scalar(span));
+  Tensor flips = floor(div_s(in, Scalar(span)));
+  Tensor even = eq_s(unary_op("aten::trunc", sub(flips, mul(floor(div_s(flips, Scalar(2.0))), Scalar(2.0)))),
+                     Scalar(0.0));
+  return where(even, add(extra, Scalar(lo)), add(add(neg(extra), Scalar(span)), Scalar(lo)));
+}
+
+Tensor source_index(CT coord, int64_t size, int64_t padding_mode, bool align_corners) {
+  Tensor x = align_corners ? mul(add(coord, Scalar(1.0)), Scalar(0.5 * static_cast<double>(size - 1)))
+                           : div_s(add(mul(add(coord, Scalar(1.0)), Scalar(static_cast<double>(size))), Scalar(-1.0)),
+                                   Scalar(2.0));
+  const double hi = static_cast<double>(size - 1);
+  if (padding_mode == 1) {
+    x = clamp(x, Scalar(0.0), Scalar(hi));
+  } else if (padding_mode == 2) {
+    x = align_corners ? reflect_coordinates(x, 0, 2 * hi)
+                      : reflect_coordinates(x, -1, 2 * static_cast<double>(size) - 1);
+    x = clamp(x, Scalar(0.0), Scalar(hi));
+  }
+  return x;
+}
+
+// The value of input at integer positions (ix, iy) (float tensors holding integers), 0 outside.
+Tensor tap(CT flat, CT ix, CT iy, int64_t h, int64_t w, int64_t c) {
+  Tensor valid = logical_and(logical_and(ge_s(ix, Scalar(0.0)), le_s(ix, Scalar(static_cast<double>(w - 1)))),
+                             logical_and(ge_s(iy, Scalar(0.0)), le_s(iy, Scalar(static_cast<double>(h - 1)))));
+  Tensor cx_ = clamp(ix, Scalar(0.0), Scalar(static_cast<double>(w - 1)));
+  Tensor cy_ = clamp(iy, Scalar(0.0), Scalar(static_cast<double>(h - 1)));
+  Tensor idx = to_dtype(add(mul(cy_, Scalar(static_cast<double>(w))), cx_), ScalarType::Int64);  // (N, L)
+  const int64_t n = idx.size(0), l = idx.size(1);
+  Tensor vals = gather(flat, 2, expand(view(idx, {n, 1, l}), {n, c, l}));
+  return mul(vals, to_dtype(view(valid, {n, 1, l}), flat.dtype()));
+}
+
+Tensor grid_sampler_2d_impl(CT input, CT grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners) {
+  SDK_CHECK_VALUE(input.dim() == 4 && grid.dim() == 4 && grid.size(3) == 2 && grid.size(0) == input.size(0),
+                  "grid_sampler(): expected 4D input and grid with same number of dimensions and batch size, and "
+                  "grid to have size 2 in its last dimension, but got input with sizes ", input.sizes(),
+                  " and grid with sizes ", grid.sizes());
+  SDK_CHECK_VALUE(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding_mode ", padding_mode);
+  SDK_CHECK_NOT_IMPLEMENTED(interpolation_mode == 0 || interpolation_mode == 1,
+                            "grid_sampler_2d: interpolation_mode ", interpolation_mode,
+                            " (bicubic) is not implemented");
+  SDK_CHECK_TYPE(input.dtype() == grid.dtype() && is_floating_type(input.dtype()),
+                 "grid_sampler(): expected input and grid to be floating point tensors of the same dtype, but got ",
+                 "input ", legacy_type_name(input.dtype()), " and grid ", legacy_type_name(grid.dtype()));
+  const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3), oh = grid.size(1),
+                ow = grid.size(2);
+  Tensor flat = reshape(input, {n, c, h * w});
+  Tensor g = reshape(grid, {n, oh * ow, 2});
+  Tensor gx = reshape(narrow(g, 2, 0, 1), {n, oh * ow}), gy = reshape(narrow(g, 2, 1, 1), {n, oh * ow});
+  Tensor ix = source_index(gx, w, padding_mode, align_corners), iy = source_index(gy, h, padding_mode, align_corners);
+  Tensor out;
+  if (interpolation_mode == 1) {
+    out = tap(flat, unary_op("aten::round", ix), unary_op("aten::round", iy), h, w, c);
+  } else {
+    Tensor x0 = floor(ix), y0 = floor(iy);
+    Tensor x1 = add(x0, Scalar(1.0)), y1 = add(y0, Scalar(1.0));
+    Tensor wx1 = sub(ix, x0), wy1 = sub(iy, y0);
+    Tensor wx0 = add(neg(wx1), Scalar(1.0)), wy0 = add(neg(wy1), Scalar(1.0));
+    auto weighted = [&](CT xi, CT yi, CT wx, CT wy) {
+      return mul(tap(flat, xi, yi, h, w, c), view(mul(wx, wy), {n, 1, oh * ow}));
+    };
+    out = add(add(weighted(x0, y0, wx0, wy0), weighted(x1, y0, wx1, wy0)),
+              add(weighted(x0, y1, wx0, wy1), weighted(x1, y1, wx1, wy1)));
+  }
+  return view(out, {n, c, oh, ow});
+}
+
 // ---- sym_* metadata queries (plain integers here: there are no symbolic sizes) ----
 int64_t sym_size_impl(CT self, int64_t dim) { return self.size(wrap_dim(dim, self.dim(), "sym_size")); }
 int64_t sym_stride_impl(CT self, int64_t dim) { return self.stride(wrap_dim(dim, self.dim(), "sym_stride")); }
@@ -660,6 +741,8 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
         "int[2] stride) -> Tensor");
   m.def("_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor");
   m.def("_pdist_forward(Tensor self, float p=2) -> Tensor");
+  m.def("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) "
+        "-> Tensor");
   m.def("sym_size.int(Tensor self, int dim) -> SymInt");
   m.def("sym_stride.int(Tensor self, int dim) -> SymInt");
   m.def("sym_numel(Tensor self) -> SymInt");
@@ -699,6 +782,7 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("col2im", kCIA, &col2im_impl);
   m.impl("_cdist_forward", kCIA, &cdist_forward_impl);
   m.impl("_pdist_forward", kCIA, &pdist_forward_impl);
+  m.impl("grid_sampler_2d", kCIA, &grid_sampler_2d_impl);
   m.impl("sym_size.int", kCIA, &sym_size_impl);
   m.impl("sym_stride.int", kCIA, &sym_stride_impl);
   m.impl("sym_numel", kCIA, &sym_numel_impl);
