@@ -9,6 +9,7 @@ ATEN_TAGS: dict[str, list[str]] = {'_adaptive_avg_pool2d': ['core', 'pt2_complia
  '_amp_foreach_non_finite_check_and_unscale_': ['inplace', 'pt2_compliant_tag'],
  '_amp_update_scale_': ['inplace', 'pt2_compliant_tag'],
  '_cdist_forward': ['core', 'pt2_compliant_tag'],
+ '_embedding_bag': ['core', 'pt2_compliant_tag'],
  '_foreach_add.List': ['pt2_compliant_tag'],
  '_foreach_add.Scalar': ['pt2_compliant_tag'],
  '_foreach_add.ScalarList': ['pt2_compliant_tag'],

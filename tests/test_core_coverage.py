@@ -24,7 +24,6 @@ KNOWN_GAPS = {
     "aten::_fft_r2c": "needs complex dtypes, which the SDK does not have",
     "aten::_fft_c2r": "needs complex dtypes, which the SDK does not have",
     "aten::sym_is_contiguous": "returns SymBool, a schema type the dispatcher's parser does not have",
-    "aten::_embedding_bag": "not yet (nn.EmbeddingBag is not in issue 20's list)",
 }
 
 # Defined core overloads without a derivative: backward operators (Note [Backward operators under

@@ -297,6 +297,33 @@ def test_grid_sampler_2d(device, mode, padding, align) -> None:
         A.grid_sampler_2d(x, grid[0], mode, padding, align)
 
 
+def test_embedding_bag(device) -> None:
+    """Values torch 2.13 gives for these inputs (all four outputs, its CPU conventions)."""
+    w = torch.arange(12.0, device=device).reshape(6, 2)
+    idx, off = _t([1, 2, 4, 5, 4, 3, 2], device), _t([0, 2, 2, 5], device)
+
+    def bag(*args):
+        return [t.cpu().tolist() for t in A._embedding_bag(w, idx, off, False, *args)]
+
+    assert bag(0) == [[[6, 8], [0, 0], [26, 29], [10, 12]], [], [0, 0, 0, 0], [0, 0, 0, 0]]
+    out, o2b, size, maxi = bag(1, False, None, True, -1)
+    np.testing.assert_allclose(out, [[3, 4], [0, 0], [5.2, 5.8]], rtol=1e-6)
+    assert (o2b, size, maxi) == ([0, 0, 2, 2, 2, 2, 2], [2, 0, 5], [2, 0, 5])
+    assert bag(2) == [[[4, 5], [0, 0], [10, 11], [6, 7]], [0, 0, 2, 2, 2, 3, 3], [2, 0, 3, 2],
+                      [[2, 2], [0, 0], [5, 5], [3, 3]]]
+    out, _, size, _ = bag(1, False, None, False, 2)
+    np.testing.assert_allclose(out, [[2, 3], [0, 0], [26 / 3, 29 / 3], [6, 7]], rtol=1e-6)
+    assert size == [1, 0, 3, 1]
+    psw = torch.full((7,), 2.0, dtype=torch.float64, device=device, requires_grad=True)
+    wr = _rand((6, 2), device, 33, requires_grad=True)
+    assert gradcheck(lambda a, p: A._embedding_bag(a, idx, off, False, 0, False, p)[0], (wr, psw))
+    assert gradcheck(lambda a: A._embedding_bag(a, idx, off, False, 1)[0], (wr,))
+    with pytest.raises(ValueError, match="offsets\\[0\\] has to be 0"):
+        A._embedding_bag(w, idx, _t([1, 2], device))
+    with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
+        A._embedding_bag(w, idx, off, False, 1, False, psw)
+
+
 def test_sym_queries(device) -> None:
     x = torch.zeros(2, 3, 4, device=device).transpose(0, 2)[1:]
     assert A.sym_size(x, 0) == 3 and A.sym_size(x, -1) == 2

@@ -324,6 +324,33 @@ def ref_grid_sampler_2d(x: np.ndarray, grid: np.ndarray, mode: int, padding: int
     return out
 
 
+def _embedding_bag_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    import backend_sdk
+
+    idx = make_tensor((7,), _C.int64, rng, low=0, high=5)
+    off = backend_sdk.tensor([0, 2, 2, 5])
+    yield SampleInput(T((6, 3)), (idx, off, False, 0), {}, "sum")
+    yield SampleInput(T((6, 3)), (idx, off, False, 1, False, None, True, 2), {}, "mean_last_offset_padding")
+    yield SampleInput(T((6, 3)), (idx, off, False, 2), {}, "max")
+
+
+def ref_embedding_bag(w: np.ndarray, idx: np.ndarray, off: np.ndarray, scale: bool = False, mode: int = 0,
+                      sparse: bool = False, psw: Any = None, last: bool = False, pad: int = -1) -> np.ndarray:
+    """numpy _embedding_bag output 0 (PyTorch's CPU rules: with include_last_offset the reduction stops at the
+    last offset, the mean divides by every non-padding index of the bag)."""
+    b = len(off) - (1 if last else 0)
+    n = len(idx)
+    end = off[b] if last else n
+    out = np.zeros((b, w.shape[1]))
+    for i in range(b):
+        hi = off[i + 1] if i + 1 < b else n
+        js = [j for j in range(off[i], hi) if idx[j] != pad]
+        rows = [w[idx[j]] * (1 if psw is None else psw[j]) for j in js if j < end]
+        if rows:
+            out[i] = np.max(rows, axis=0) if mode == 2 else np.sum(rows, axis=0) / (len(js) if mode == 1 else 1)
+    return out
+
+
 def _same(s: SampleInput) -> Any:
     return s.input.dtype
 
@@ -449,6 +476,10 @@ def make_core20_ops(OpInfo: Any) -> list:
         OpInfo("grid_sampler_2d", _S(_grid_sampler_samples), _ovl("grid_sampler_2d", ""), F, ref_grid_sampler_2d, fn,
                True, loose, loose, result_dtype=_same, category="nn", check_unsupported_dtypes=False,
                op=lambda *a: _aten().grid_sampler_2d(*a)),
+        OpInfo("_embedding_bag", _S(_embedding_bag_samples), _ovl("_embedding_bag", ""), F, ref_embedding_bag, fn,
+               True, loose, loose, result_dtype=_same, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten()._embedding_bag(*a)[0],
+               doc="output 0 here; the other three against torch 2.13's values in tests/test_ops_core20.py"),
         OpInfo("_cdist_forward", _S(_cdist_samples), _ovl("_cdist_forward", ""), F, _ref_cdist, fn, True, loose,
                loose, result_dtype=_same, category="nn", check_unsupported_dtypes=False,
                op=lambda *a: _aten()._cdist_forward(*a)),

@@ -2,8 +2,8 @@
 // through other operators: activations, the underscore softmax/batch-norm
 // entry points, native_group_norm(_backward), reductions with other
 // signatures, factories, scatter-into-slice, 1-d and 3-d pooling, 3-d
-// padding's neighbours, upsampling by scale factors, col2im, distances and
-// the sym_* metadata queries.
+// padding's neighbours, upsampling by scale factors, col2im, distances,
+// grid sampling, embedding bags and the sym_* metadata queries.
 //
 // Note [Core composites]
 // ~~~~~~~~~~~~~~~~~~~~~~
@@ -686,6 +686,80 @@ Tensor grid_sampler_2d_impl(CT input, CT grid, int64_t interpolation_mode, int64
   return view(out, {n, c, oh, ow});
 }
 
+// ---- _embedding_bag: the bags' rows gathered and reduced by scatter (sum, mean, max) ----
+// The bag of each index is built on the host from the offsets (a Meta run only sizes the results). The
+// three extra outputs are what PyTorch's CPU kernel returns: offset2bag (empty for sum), bag_size (the
+// non-padding indices per bag; zeros for sum), max_indices (the chosen weight row per bag and column for
+// max; bag_size for mean; zeros for sum). A bag's last one runs to the end of indices.
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_impl(CT weight, CT indices, CT offsets,
+                                                              bool scale_grad_by_freq, int64_t mode, bool sparse,
+                                                              const OptT& per_sample_weights,
+                                                              bool include_last_offset, int64_t padding_idx) {
+  (void)scale_grad_by_freq;
+  (void)sparse;
+  SDK_CHECK_VALUE(weight.dim() == 2, "embedding_bag: weight has to be a 2D Tensor, but got Tensor of dimension ",
+                  weight.dim());
+  SDK_CHECK_VALUE(indices.dim() == 1, "embedding_bag: input has to be a 1D Tensor, but got Tensor of dimension ",
+                  indices.dim());
+  SDK_CHECK_VALUE(offsets.dim() == 1, "embedding_bag: offsets has to be a 1D Tensor, but got Tensor of dimension ",
+                  offsets.dim());
+  SDK_CHECK_TYPE(!is_floating_type(indices.dtype()) && !is_floating_type(offsets.dtype()),
+                 "embedding_bag: expected indices and offsets to be integer tensors");
+  SDK_CHECK_VALUE(mode >= 0 && mode <= 2, "embedding_bag: mode has to be 0 (sum), 1 (mean) or 2 (max), got ", mode);
+  SDK_CHECK_NOT_IMPLEMENTED(!per_sample_weights || mode == 0, "embedding_bag: per_sample_weights was not None. "
+                            "per_sample_weights is only supported for mode='sum' (got mode=", mode,
+                            "). Please open a feature request on GitHub.");
+  const int64_t n = indices.numel(), d = weight.size(1);
+  const int64_t b = std::max<int64_t>(offsets.size(0) - (include_last_offset ? 1 : 0), 0);
+  const Device dev = weight.device();
+  std::vector<int64_t> offs(static_cast<size_t>(offsets.size(0)), 0);
+  if (offsets.device().type != DeviceType::Meta && offsets.numel() > 0) {
+    Tensor host = to_dtype(_to_copy(offsets, std::nullopt, Device(DeviceType::CPU)), ScalarType::Int64);
+    host = contiguous(host);
+    std::copy(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel(), offs.begin());
+    SDK_CHECK_VALUE(offs[0] == 0, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                    "from position 0. However, got ", offs[0]);
+    for (size_t i = 1; i < offs.size(); ++i) {
+      SDK_CHECK_VALUE(offs[i] >= offs[i - 1] && offs[i] <= n, "embedding_bag: offsets must be non-decreasing and "
+                      "at most the number of indices (", n, "), got offsets[", i, "] = ", offs[i]);
+    }
+  }
+  // With include_last_offset the reduction stops at offsets[B], while offset2bag and bag_size give the
+  // indices after it to the last bag (PyTorch's CPU kernel).
+  const int64_t end = include_last_offset && b > 0 ? offs[static_cast<size_t>(b)] : n;
+  std::vector<int64_t> bag(static_cast<size_t>(n), 0), reduced(static_cast<size_t>(n), 0);
+  for (int64_t bi = 0, j = 0; j < n; ++j) {
+    while (bi + 1 < b && offs[static_cast<size_t>(bi + 1)] <= j) ++bi;
+    bag[static_cast<size_t>(j)] = bi;
+    reduced[static_cast<size_t>(j)] = j < end ? 1 : 0;
+  }
+  Tensor idx = to_dtype(indices, ScalarType::Int64);
+  Tensor bag_t = index_tensor(bag, dev);
+  Tensor emb = cx::index_select(weight, 0, idx);
+  if (per_sample_weights) emb = mul(emb, unsqueeze(*per_sample_weights, 1));
+  Tensor keep = padding_idx >= 0 ? ne_s(idx, Scalar(padding_idx)) : eq(idx, idx);  // all true without padding
+  Tensor in_sum = logical_and(keep, ne_s(index_tensor(reduced, dev), Scalar(int64_t{0})));
+  Tensor rows = expand(view(bag_t, {n, 1}), {n, d});
+  Tensor count = scatter_add(full({b}, Scalar(int64_t{0}), ScalarType::Int64, dev), 0, bag_t,
+                             to_dtype(keep, ScalarType::Int64));
+  Tensor zeros_b = full({b}, Scalar(int64_t{0}), ScalarType::Int64, dev);
+  if (mode == 2) {
+    Tensor masked = where_so(unsqueeze(in_sum, 1), emb, Scalar(-std::numeric_limits<double>::infinity()));
+    SDK_CX_OP("aten::scatter_reduce.two", T(CT, int64_t, CT, CT, std::string_view, bool));
+    Tensor out = op.call(full({b, d}, Scalar(0.0), weight.dtype(), dev), 0, rows, masked, "amax", false);
+    Tensor hit = eq(masked, cx::index_select(out, 0, bag_t));
+    Tensor cand = where_so(hit, expand(view(idx, {n, 1}), {n, d}), Scalar(std::numeric_limits<int64_t>::max()));
+    Tensor arg = op.call(full({b, d}, Scalar(int64_t{0}), ScalarType::Int64, dev), 0, rows, cand, "amin", false);
+    return {out, bag_t, count, arg};
+  }
+  Tensor summed = scatter_add(full({b, d}, Scalar(0.0), weight.dtype(), dev), 0, rows,
+                              mul(emb, to_dtype(unsqueeze(in_sum, 1), weight.dtype())));
+  if (mode == 0) return {summed, full({0}, Scalar(int64_t{0}), ScalarType::Int64, dev), zeros_b, zeros_b};
+  SDK_CX_OP("aten::clamp", T(CT, const std::optional<Scalar>&, const std::optional<Scalar>&));
+  Tensor denom = to_dtype(op.call(count, Scalar(int64_t{1}), std::nullopt), weight.dtype());
+  return {div(summed, unsqueeze(denom, 1)), bag_t, count, count};
+}
+
 // ---- sym_* metadata queries (plain integers here: there are no symbolic sizes) ----
 int64_t sym_size_impl(CT self, int64_t dim) { return self.size(wrap_dim(dim, self.dim(), "sym_size")); }
 int64_t sym_stride_impl(CT self, int64_t dim) { return self.stride(wrap_dim(dim, self.dim(), "sym_stride")); }
@@ -743,6 +817,9 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("_pdist_forward(Tensor self, float p=2) -> Tensor");
   m.def("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) "
         "-> Tensor");
+  m.def("_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
+        "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> "
+        "(Tensor, Tensor, Tensor, Tensor)");
   m.def("sym_size.int(Tensor self, int dim) -> SymInt");
   m.def("sym_stride.int(Tensor self, int dim) -> SymInt");
   m.def("sym_numel(Tensor self) -> SymInt");
@@ -783,6 +860,7 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("_cdist_forward", kCIA, &cdist_forward_impl);
   m.impl("_pdist_forward", kCIA, &pdist_forward_impl);
   m.impl("grid_sampler_2d", kCIA, &grid_sampler_2d_impl);
+  m.impl("_embedding_bag", kCIA, &embedding_bag_impl);
   m.impl("sym_size.int", kCIA, &sym_size_impl);
   m.impl("sym_stride.int", kCIA, &sym_stride_impl);
   m.impl("sym_numel", kCIA, &sym_numel_impl);
