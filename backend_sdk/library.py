@@ -116,6 +116,7 @@ class Library:
         self._overrides: list[tuple[str, str]] = []  # Note [Python kernel overrides]
         self._absent_kernels: dict[tuple[str, str], Callable] = {}  # Note [Registrations for absent backends]
         self._torch_dispatch_removers: list[Callable[[], None]] = []  # register_torch_dispatch(..., lib=self)
+        self._vmap_removers: list[Callable[[], None]] = []  # register_vmap(..., lib=self)
 
     def _impl_library(self, key: str) -> Any:
         """The C++ library that holds kernels for `key` (IMPL blocks are per key in C++)."""
@@ -267,6 +268,11 @@ class Library:
             drop_tags(qualname)
         if defined and "backend_sdk._python_dispatch_impl" in sys.modules:
             sys.modules["backend_sdk._python_dispatch_impl"]._drop_rules(defined)
+        for remove in getattr(self, "_vmap_removers", ()):
+            remove()
+        self._vmap_removers = []
+        if defined and "backend_sdk._functorch.vmap" in sys.modules:
+            sys.modules["backend_sdk._functorch.vmap"].drop_rules(defined)
         if self._lib is not None:
             self._lib.reset()
 
@@ -797,8 +803,10 @@ def register_vmap(op: Any, func: Callable | None = None, /, *, lib: Library | No
     ``randomness``; ``in_dims`` holds, per positional argument, the dimension vmap maps over (None when the
     argument is not batched); ``args`` are the tensors with that dimension present. It returns the output and
     where each output's batch dimension is (an int, None, or a tuple matching the outputs). Without a rule an
-    operator goes through the slow per-element fallback (docs/vmap.md). ``lib`` is accepted for PyTorch's
-    signature; the rule lives as long as the process (a later registration replaces it).
+    operator goes through the slow per-element fallback (docs/vmap.md). Registered through ``lib``, the rule
+    goes away when ``lib`` is destroyed (the previous registration, if any, applies again); without, it lives
+    as long as the process, or until the operator's defining library is destroyed. A later registration
+    replaces an earlier one while it lives.
     """
     qualname = _qualname(op, "register_vmap")
 
@@ -807,7 +815,11 @@ def register_vmap(op: Any, func: Callable | None = None, /, *, lib: Library | No
             raise TypeError(f"register_vmap({qualname}): expected a function, got {type(fn).__name__}")
         from ._functorch.vmap import register_vmap as _register
 
-        _register(qualname, fn)
+        if lib is not None:
+            lib._check_open()
+        remove = _register(qualname, fn)
+        if lib is not None:
+            lib._vmap_removers.append(remove)
         return fn
 
     return register(func) if func is not None else register

@@ -56,7 +56,7 @@ def test_cpu_fp32_and_promote_lists():
     target = sdk.tensor([0, 1, 2, 3])
     with sdk.autocast("cpu"):
         assert F.mse_loss(x, x).dtype == sdk.float32
-        assert aten.nll_loss.default(x, target).dtype == sdk.float32  # F.nll_loss goes through nll_loss_nd (no entry)
+        assert aten.nll_loss.default(x, target).dtype == sdk.float32
         assert aten.prod.default(x).dtype == sdk.float32
         # not on the CPU lists: runs in the input's dtype, as PyTorch's CPU autocast
         assert F.softmax(x, 1).dtype == sdk.bfloat16
@@ -456,3 +456,65 @@ def test_a_backend_replaces_an_entry_at_its_autocast_key():
         lib._destroy()
     with sdk.autocast("accel"):
         assert sdk.mm(x, x).dtype == sdk.float16
+
+
+# ---- F.nll_loss / F.cross_entropy reach the nll_loss entries (through nll_loss_nd, as in PyTorch) ----
+
+@pytest.mark.parametrize("shape", [(3,), (4, 3), (2, 3, 4), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
+def test_nll_loss_and_cross_entropy_policies(device, shape):
+    """nll_loss_nd calls aten::nll_loss (rank 1-2) or aten::nll_loss2d (other ranks), so their float32 policy
+    applies to F.nll_loss of a lower-precision input; cross_entropy is float32 too (cpu: cross_entropy_loss's
+    entry; the devices: log_softmax's). Values: those of the float32 computation on the cast input."""
+    rng = np.random.default_rng(len(shape))
+    x = rand(*shape, device=device, dtype=lower(device))
+    tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
+    target = sdk.from_numpy(rng.integers(0, 3, tshape)).to(device)
+    for reduction in ("mean", "none"):
+        with sdk.autocast(device):
+            nll = F.nll_loss(x, target, reduction=reduction)
+            ce = F.cross_entropy(x, target, reduction=reduction)
+        assert nll.dtype == sdk.float32 and ce.dtype == sdk.float32
+        assert tuple(nll.shape) == (tuple(tshape) if reduction == "none" else ())
+        np.testing.assert_allclose(nll.cpu().numpy(), F.nll_loss(x.float(), target, reduction=reduction).cpu().numpy(),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(ce.cpu().numpy(),
+                                   F.cross_entropy(x.float(), target, reduction=reduction).cpu().numpy(),
+                                   rtol=1e-5, atol=1e-5)
+    # outside autocast nothing is cast
+    assert F.nll_loss(x, target).dtype == lower(device)
+
+
+# ---- the cache does not keep a dropped weight (or its cast) alive ----
+
+def test_a_dropped_weight_frees_its_cached_cast(device):
+    import gc
+
+    x = rand(64, 64, device=device)
+    w2 = rand(64, 64, device=device, requires_grad=True)
+    memory = (lambda: sdk.accel.memory_allocated()) if device == "accel" else None
+    with sdk.autocast(device):
+        w1 = rand(64, 64, device=device, requires_grad=True)
+        with sdk.no_grad():  # no graph holds w1
+            sdk.mm(x, w1)
+        assert _C._autocast_cache_size() == 1
+        before = memory() if memory else None
+        del w1
+        gc.collect()
+        with sdk.no_grad():
+            y = sdk.mm(x, w2)  # the next cached cast sweeps w1's entry
+            assert _C._autocast_cache_size() == 1
+            sdk.mm(y.float(), w2)  # a live weight stays cached: one entry, reused
+            assert _C._autocast_cache_size() == 1
+        if memory:
+            # w1 (float32) and its float16 cast were freed; w2's cast and y (float16) were made
+            assert memory() == before - 64 * 64 * (4 + 2) + 2 * 64 * 64 * 2
+        # a weight some graph still holds is not dropped
+        w3 = rand(8, 8, device=device, requires_grad=True)
+        out = sdk.mm(rand(8, 8, device=device), w3)
+        del w3
+        gc.collect()
+        with sdk.no_grad():
+            sdk.mm(x, w2)
+        assert _C._autocast_cache_size() == 2  # w2 and w3 (held by out's graph)
+        out.float().sum().backward()
+    assert _C._autocast_cache_size() == 0

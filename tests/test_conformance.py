@@ -105,6 +105,10 @@ def test_suite_passes_on_accel():
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "operator coverage on 'accel' (aten overloads):" in out and " 0 failed" in out, out
+    # Note [Kernel checker]: the suite ran accel's kernels checked, guards included, and found nothing wrong.
+    checked = re.search(r"kernel checker \(BACKEND_SDK_CHECK_KERNELS\): on, (\d+) native kernel calls checked against "
+                        r"the Meta kernels and for writes past their tensors' allocations", out)
+    assert checked and int(checked.group(1)) > 0, out
     summary = re.search(r"conformance of 'accel': (\d+) passed, 0 failed, (\d+) skipped", out)
     assert summary, out
     if not HAS_OPINFO:

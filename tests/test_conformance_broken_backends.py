@@ -5,7 +5,8 @@ Each backend is the accel sample (device_sim and libaccel_sim.so's kernels) with
 written as a vendor package in a temporary directory: its device table is device_sim's, copied, with
 one slot replaced by a Python function (a no-op stream_wait_event, a stream_synchronize that returns
 at once, an event_query that always reports completion), or its fault hook doing nothing, or a kernel
-that returns the wrong shape, or a misspelled registration. The suite runs on each in a subprocess
+that returns the wrong shape, or one that writes past its result (caught by the kernel checker's guard
+regions, Note [Allocator guard regions]), or a misspelled registration. The suite runs on each in a subprocess
 (one PrivateUse1 backend per process); the intact copy must pass, every broken one must fail, and
 the failing check must be the one that names the breakage.
 """
@@ -86,6 +87,24 @@ PACKAGE = textwrap.dedent(
 
         _wrong = sdk.library.Library("aten", "IMPL", NAME)
         _wrong.impl("mm", _mm_transposed)
+    elif BREAK == "writes_past":
+        # exp computes the right values but launches one element too many into its result, as a kernel with
+        # an off-by-one size would (device_sim's axpb kernel on the current stream, from a longer source).
+        _sim = device_sim.lib()
+
+        def _exp_overrun(x):
+            r = sdk.exp(x.cpu())
+            out = sdk.empty(tuple(r.shape), dtype=r.dtype, device=x.device)
+            if r.dtype != sdk.float32 or r.numel() == 0:
+                return out.copy_(r)
+            longer = sdk.from_numpy(np.append(r.contiguous().numpy().ravel(), np.float32(1.0))).to(x.device)
+            stream = _module.current_stream(x.device).native_handle
+            assert _sim.device_sim_kernel_axpb_f32(stream, out.data_ptr(), longer.data_ptr(), r.numel() + 1,
+                                                   1.0, 0.0) == 0
+            return out
+
+        _over = sdk.library.Library("aten", "IMPL", NAME)
+        _over.impl("exp", _exp_overrun)
     elif BREAK == "misspelled":
         _misspelled = sdk.library.Library("aten", "IMPL", NAME)
         _misspelled.impl("gelu_fast", lambda x: x)
@@ -120,6 +139,7 @@ CASES = {
                                               "is pending"),
     "fault_hook": ("runtime", ("--", "-x"), "an injected fault did not surface"),
     "wrong_shape": ("operators", ("--", "--conformance-op", "mm", "-x"), "shape"),
+    "writes_past": ("operators", ("--", "--conformance-op", "exp", "-x"), "wrote past the end of result 0"),
     "misspelled": ("runtime", (), "aten::gelu_fast does not exist"),
 }
 

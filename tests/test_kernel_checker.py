@@ -26,6 +26,8 @@ def checked_ops():
     defs.define("scale_(Tensor(a!) x) -> Tensor(a!)")
     defs.impl("scale", lambda x: sdk.empty(tuple(x.shape), dtype=x.dtype, device="meta"), "Meta")
     defs.impl("scale_", lambda x: x, "Meta")
+    defs.define("flip(Tensor(a) x) -> Tensor(a)")  # a view: the transpose
+    defs.impl("flip", lambda x: x.t(), "Meta")
     check_kernels(True)
     impls = Library("kchk", "IMPL", "accel")
     try:
@@ -70,6 +72,28 @@ def test_inplace_kernel_must_return_its_argument(checked_ops):
     with pytest.raises(RuntimeError, match=r"accel's kernel for kchk::scale_ returned a new tensor as result 0; "
                                            r"an in-place or out= kernel returns its argument 'x' itself"):
         sdk.ops.kchk.scale_(_x())
+
+
+def test_view_kernel_must_return_the_promised_view(checked_ops):
+    x = _x()
+    checked_ops.impl("flip", lambda x: x.t())
+    v = sdk.ops.kchk.flip(x)
+    assert v.shape == (3, 2) and v.stride() == (1, 3)
+
+
+@pytest.mark.parametrize("kernel, message", [
+    (lambda x: x.t().contiguous(), r"returned result 0 in new storage; a view operator returns a view of its "
+                                   r"argument 'x'"),
+    (lambda x: x.as_strided((3, 2), (2, 1)), r"returned result 0 with strides \[2, 1\] and storage offset 0, but "
+                                             r"the operator's Meta kernel gives strides \[1, 3\] and offset 0"),
+    (lambda x: x.as_strided((3, 2), (1, 2), 1), r"with strides \[1, 2\] and storage offset 1, but the operator's "
+                                                r"Meta kernel gives strides \[1, 3\] and offset 0"),
+])
+def test_wrong_view_kernels_are_caught(checked_ops, kernel, message):
+    checked_ops.impl("flip", kernel)
+    with pytest.raises(RuntimeError, match=r"kernel check \(BACKEND_SDK_CHECK_KERNELS\): accel's kernel for "
+                                           r"kchk::flip .*" + message):
+        sdk.ops.kchk.flip(_x())
 
 
 def test_switch_off_stops_the_checks(checked_ops):

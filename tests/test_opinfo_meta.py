@@ -39,6 +39,9 @@ NOT_COVERED: dict[str, str] = {
     "aten::sym_stride.int": "returns an int, not a tensor; tests/test_ops_core20.py",
     "aten::sym_numel": "returns an int, not a tensor; tests/test_ops_core20.py",
     "aten::sym_storage_offset": "returns an int, not a tensor; tests/test_ops_core20.py",
+    **{f"aten::{n}": "Tensor.new_* as an aten operator on self (a subclass's backward zeros); composed of "
+                     "empty.memory_format + fill_, which are covered -- tests/test_python_dispatch.py"
+       for n in ("new_empty", "new_zeros", "new_ones", "new_full")},
 }
 # The multi-tensor and fused optimizer operators take and return lists: tests/test_optim_foreach.py checks
 # every overload on cpu, accel and meta against the per-tensor operators.

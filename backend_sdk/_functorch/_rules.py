@@ -504,13 +504,70 @@ def cat_stack(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     return _make_batched(op(phys, d), 0, level)
 
 
+def _arange_like(n: int, like: Tensor) -> Tensor:
+    from .._factories import arange
+
+    return arange(n, device=like.device)
+
+
+# Note [Batched indices]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# An index tensor batched at the running level selects, for element b, from element b of self only.
+# The rules of the dim-indexed operators (index_select, index_add/index_copy/index_fill and their
+# in-place forms) fold the batch into the indexed dim instead of looping: self's value, batch first,
+# with the indexed dim moved next to the batch dim, is reshaped to [B * D, rest...]; the index of
+# element b is offset by b * D and flattened; the source (if any) is folded the same way along the
+# index's length. One call of the operator on dim 0 then computes every element, and the result is
+# reshaped back to [B, D, rest...] with the dim moved home. An unbatched self or index is expanded
+# to the batch first (the reshape copies it where the layout needs); in-place forms compute the
+# functional result and copy_ it into self (after the usual in-place check). aten::index (``x[idx]``)
+# needs no folding: an arange over the batch, shaped to broadcast, joins the (batched, padded)
+# advanced indices as the first one, and the result's dims are put back in the order the logical
+# indexing would give (the advanced dims first only when they are not adjacent); boolean masks
+# under vmap go to the loop (their result shape differs per element). Out-of-range indices
+# still fail: an offset index stays in its own element's range only if the original was in [0, D)
+# (a negative or too large one would reach a neighbour), so an index outside [0, D) is replaced by
+# B * D, which is out of range of the folded dim: the kernel raises its own IndexError, and no host
+# read of the index is needed (on a device that would be a synchronisation).
+def _fold_indexed_dim(v: Tensor, d: int) -> tuple[Tensor, list[int]]:
+    """Batch-first ``v`` with its physical dim ``d`` moved next to the batch dim and folded into it:
+    ([B * D, rest...], [B, D, rest...]). Note [Batched indices]."""
+    moved = movedim(v, d, 1)
+    shape = list(moved.shape)
+    return moved.reshape([shape[0] * shape[1]] + shape[2:]), shape
+
+
+def _offset_index(index: Tensor, level: int, batch_size: int, dim_size: int) -> Tensor:
+    """A (batched or not) index of logical rank <= 1 as one flat index into the folded [B * D] dim."""
+    idx, batched = front(index, level)
+    if not batched:
+        idx = expand_front(index, batch_size)
+    if idx.dim() == 1:  # a 0-dim logical index: one element
+        idx = idx.unsqueeze(1)
+    offsets = _arange_like(batch_size, idx).mul(dim_size).unsqueeze(1)
+    invalid = idx.lt(0).logical_or(idx.ge(dim_size))  # Note [Batched indices]: stays out of range
+    return idx.add(offsets).masked_fill(invalid, batch_size * dim_size).reshape(-1)
+
+
 def index_select(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     self_, dim, index = args[0], args[1], args[2]
-    if unwrap(index, level)[1] is not None:
-        return NotImplemented
     v, batched = front(self_, level)
-    rank = v.dim() - 1
-    return _make_batched(op(v, wrap_dim(dim, rank, "index_select") + 1, index), 0, level)
+    rank = v.dim() - 1 if batched else self_.dim()
+    d = wrap_dim(dim, rank, "index_select") + 1
+    if unwrap(index, level)[1] is None:
+        return _make_batched(op(v if batched else expand_front(self_, batch_size_of(args, level)), d, index), 0,
+                             level)
+    # Note [Batched indices]: a batched index selects from its own element: fold the batch into the dim
+    size = batch_size_of(args, level)
+    if not batched:
+        v = expand_front(self_, size)
+    if rank == 0:  # a 0-dim self is a 1-element dim here
+        v = v.unsqueeze(1)
+    flat, shape = _fold_indexed_dim(v, d)
+    flat_index = _offset_index(index, level, size, shape[1])
+    out = op(flat, 0, flat_index)
+    out = movedim(out.reshape([size, flat_index.shape[0] // size] + shape[2:]), 1, d)
+    return _make_batched(out.reshape([size]) if rank == 0 else out, 0, level)
 
 
 def gather_scatter(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
@@ -548,7 +605,7 @@ def index_dim_op(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     info = schema_of(op)
     short = op.__name__.split("::")[1].split(".")[0]
     if unwrap(args[2], level)[1] is not None:
-        return NotImplemented
+        return _index_dim_op_batched_index(op, info, short, level, args, kwargs)
     if info.inplace:
         check_inplace(short, op, args, kwargs, level)
     size = batch_size_of((args, kwargs), level)
@@ -561,12 +618,58 @@ def index_dim_op(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
                 if i == 3 and args[i].dim() == 0:
                     continue
                 v = expand_front(args[i], size) if i else expand_front(args[i], size).clone()
-            elif i == 3 and v.dim() == 1:
-                return NotImplemented  # a batched 0-dim fill value
+            elif i == 3 and v.dim() == 1:  # a batched 0-dim fill value
+                return _index_dim_op_batched_index(op, info, short, level, args, kwargs)
             new_args[i] = v
     new_args[1] = wrap_dim(args[1], rank, short) + 1
     result = op(*new_args, **kwargs)
     return args[0] if info.inplace else _make_batched(result, 0, level)
+
+
+def _index_dim_op_batched_index(op: Any, info: _Schema, short: str, level: int, args: tuple, kwargs: dict) -> Any:
+    """index_add/index_copy/index_fill with a batched index (Note [Batched indices]): self (and the source) folded
+    along ``dim`` into one [B * D] dim, the index offset by b * D; in-place forms write the result back."""
+    if info.inplace:
+        check_inplace(short, op, args, kwargs, level)
+    size = batch_size_of((args, kwargs), level)
+    rank = logical_rank(args[0], level)
+    d = wrap_dim(args[1], rank, short) + 1
+    v, batched = front(args[0], level)
+    if not batched:
+        v = expand_front(args[0], size)
+    if rank == 0:  # a 0-dim self (and source) is a 1-element dim here
+        v = v.unsqueeze(1)
+    flat, shape = _fold_indexed_dim(v, d)
+    flat_index = _offset_index(args[2], level, size, shape[1])
+    new_args = [flat, 0, flat_index] + list(args[3:])
+    if len(args) > 3 and isinstance(args[3], Tensor):
+        src, sb = front(args[3], level)
+        if short == "index_fill":
+            if sb:  # a batched 0-dim fill value: index_copy of that value broadcast over the indexed slots
+                k = flat_index.shape[0] // size
+                src = src.to(flat.dtype).reshape([size, 1] + [1] * (len(shape) - 2)).expand([size, k] + shape[2:])
+                new_args = [flat, 0, flat_index, src.reshape([size * k] + shape[2:])]
+                op = _aten("aten::index_copy_" if info.inplace else "aten::index_copy")
+        else:  # index_add / index_copy: the source has self's rank, with the index's length along dim
+            if not sb:
+                src = expand_front(args[3], size)
+            if src.dim() - 1 != rank:
+                return NotImplemented
+            new_args[3] = _fold_indexed_dim(src.unsqueeze(1) if rank == 0 else src, d)[0]
+    result = (_aten(_functional_name(op.__name__)) if info.inplace else op)(*new_args, **kwargs)
+    out = movedim(result.reshape(shape), 1, d)
+    if rank == 0:
+        out = out.reshape([size])
+    if info.inplace:
+        args[0].copy_(_make_batched(out, 0, level))
+        return args[0]
+    return _make_batched(out, 0, level)
+
+
+def _functional_name(name: str) -> str:
+    """'aten::index_add_' -> 'aten::index_add', 'aten::index_fill_.int_Scalar' -> 'aten::index_fill.int_Scalar'."""
+    base, dot, overload = name.partition(".")
+    return base[:-1] + dot + overload
 
 
 def masked_fill(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
@@ -594,10 +697,39 @@ def _advanced_index_layout(indices: list) -> tuple[bool, int]:
     return adjacent, ndim
 
 
+def _index_batched_indices(op: Any, level: int, self_: Tensor, indices: list) -> Any:
+    """aten::index with batched integer indices (Note [Batched indices]): an arange over the batch joins them as
+    the first advanced index, so element b reads its own slice with its own indices, in one call."""
+    if any(x is not None and x.dtype == _C.bool for x in indices):
+        return NotImplemented  # batched masks: a shape per element, the loop
+    size = batch_size_of((self_, indices), level)
+    v, batched = front(self_, level)
+    if not batched:
+        v = expand_front(self_, size)
+    rank = max(logical_rank(x, level) for x in indices if x is not None)
+    new = []
+    for x in indices:
+        if x is None:
+            new.append(None)
+            continue
+        xv, xb = front(x, level)
+        new.append(pad_to(xv, rank) if xb else x)  # unbatched ones broadcast from the right
+    positions = [i for i, x in enumerate(indices) if x is not None]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    arange = _arange_like(size, v).reshape([size] + [1] * rank)
+    result = op(v, [arange] + new)
+    p = positions[0]
+    if adjacent and p > 0:  # the advanced dims came first; logically they sit after the p dims before them
+        nd = result.dim() - 1 - ((v.dim() - 1) - len(positions))  # the broadcast index rank
+        order = [0] + list(range(1 + nd, 1 + nd + p)) + list(range(1, 1 + nd)) + list(range(1 + nd + p, result.dim()))
+        result = result.permute(*order)
+    return _make_batched(result, 0, level)
+
+
 def index(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     self_, indices = args[0], list(args[1])
     if any(x is not None and unwrap(x, level)[1] is not None for x in indices):
-        return NotImplemented
+        return _index_batched_indices(op, level, self_, indices)
     v, batched = front(self_, level)
     adjacent, ndim = _advanced_index_layout(indices)
     result = op(v, [None] + indices)
@@ -663,6 +795,105 @@ def mse_loss(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     return sq.sum() if reduction == 2 else sq.mean()
 
 
+# Note [Batched nll_loss]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# nll_loss_forward / nll_loss_nd / nll_loss2d fold the batch into the loss's own batch dim N and run
+# once with reduction="none" and no class weight (per-position losses, 0 at ignore_index); the
+# weights are applied per position (an element's own weight vector when the weight is batched), and
+# the reduction is done per element: "sum" sums its losses, "mean" divides that by its total weight
+# (the weights of its non-ignored targets: 0/0 is nan, as the kernel's). A weight of the wrong size
+# goes to the loop, whose kernel raises its error.
+# cross_entropy_loss with class-index targets and no label smoothing is log_softmax + nll_loss_nd
+# through the dispatcher (so both land on rules); its other forms decompose as usual.
+def _nll_args(op: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, Any, int, int]:
+    info = schema_of(op)
+    return (get_arg(info, args, kwargs, "self"), get_arg(info, args, kwargs, "target"),
+            get_arg(info, args, kwargs, "weight"), get_arg(info, args, kwargs, "reduction", 1),
+            get_arg(info, args, kwargs, "ignore_index", -100))
+
+
+def _nll_batch_first(self_: Tensor, target: Tensor, level: int, size: int) -> tuple[Tensor, Tensor]:
+    v, vb = front(self_, level)
+    t, tb = front(target, level)
+    return (v if vb else expand_front(self_, size)), (t if tb else expand_front(target, size))
+
+
+def _nll_weights(target: Tensor, weight: Any, level: int, ignore_index: int, dtype: Any) -> Tensor:
+    """Batch-first per-position weights: the class weight of each target (1 without weights), 0 where ignored."""
+    valid = target.ne(ignore_index)
+    if weight is None:
+        return valid.to(dtype)
+    safe = target.masked_fill(valid.logical_not(), 0).to(_C.int64)
+    w, wb = front(weight, level)
+    if wb:  # each element's own class weights [B, C]
+        picked = w.gather(1, safe.reshape([safe.shape[0], -1])).reshape(list(target.shape))
+    else:
+        picked = weight.index_select(0, safe.reshape(-1)).reshape(list(target.shape))
+    return picked.to(dtype) * valid
+
+
+def _nll_batched(op: Any, level: int, args: tuple, kwargs: dict, fold: Callable) -> Any:
+    """(output, total_weight) batch-first; ``fold(v, t)`` -> the folded (input, target) or None (not handled)."""
+    self_, target, weight, reduction, ignore_index = _nll_args(op, args, kwargs)
+    if reduction not in (0, 1, 2):
+        return NotImplemented
+    size = batch_size_of((args, kwargs), level)
+    v, t = _nll_batch_first(self_, target, level, size)
+    folded = fold(v, t)
+    if folded is None or (isinstance(weight, Tensor) and weight.numel() != folded[0].shape[1]):
+        return NotImplemented  # the loop gives the operator's own shape errors
+    out = op(*folded, None, 0, ignore_index)
+    losses = (out[0] if isinstance(out, tuple) else out).reshape(list(t.shape))
+    wt = _nll_weights(t, weight, level, ignore_index, losses.dtype)
+    losses = losses * wt
+    if reduction == 0:
+        return losses, None
+    dims = list(range(1, t.dim()))
+    total = wt.sum(dims) if dims else wt
+    summed = losses.sum(dims) if dims else losses
+    return (summed if reduction == 2 else summed / total), total
+
+
+def nll_loss_forward(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """Note [Batched nll_loss]: logical (C,) / () or (N, C) / (N,) inputs, the batch folded into N."""
+    def fold(v: Tensor, t: Tensor) -> Any:
+        if (v.dim(), t.dim()) not in ((2, 1), (3, 2)):
+            return None
+        return v.reshape([-1, v.shape[-1]]), t.reshape(-1)
+
+    result = _nll_batched(op, level, args, kwargs, fold)
+    if result is NotImplemented:
+        return result
+    out, total = result
+    if total is None:  # reduction="none": total_weight is the kernel's 0
+        from .._factories import zeros
+
+        return _make_batched(out, 0, level), zeros((), dtype=out.dtype, device=out.device)
+    return _make_batched(out, 0, level), _make_batched(total, 0, level)
+
+
+def nll_loss_nd(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """Note [Batched nll_loss]: logical (N, C, d...) / (N, d...) inputs (rank 3 and more; nll_loss_nd of lower
+    ranks decomposes into nll_loss_forward), the batch folded into N."""
+    def fold(v: Tensor, t: Tensor) -> Any:
+        if v.dim() < 4 or t.dim() != v.dim() - 1:
+            return None
+        return v.reshape([-1] + list(v.shape[2:])), t.reshape([-1] + list(t.shape[2:]))
+
+    result = _nll_batched(op, level, args, kwargs, fold)
+    return result if result is NotImplemented else _make_batched(result[0], 0, level)
+
+
+def cross_entropy_loss(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """Class-index targets without label smoothing: log_softmax + nll_loss_nd (Note [Batched nll_loss])."""
+    info = schema_of(op)
+    self_, target, weight, reduction, ignore_index = _nll_args(op, args, kwargs)
+    if get_arg(info, args, kwargs, "label_smoothing", 0.0) != 0.0 or target.is_floating_point():
+        return NotImplemented
+    logp = _aten("aten::log_softmax.int")(self_, 0 if self_.dim() == 1 else 1, None)
+    return _aten("aten::nll_loss_nd")(logp, target, weight, reduction, ignore_index)
+
+
 def native_layer_norm(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     x, shape, weight, bias, eps = args[0], args[1], args[2], args[3], args[4]
     if any(t is not None and unwrap(t, level)[1] is not None for t in (weight, bias)):
@@ -682,8 +913,8 @@ def native_layer_norm(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
 def conv(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     """conv1d/conv2d with a batched input and unbatched weight/bias: the vmap dim folds into the conv batch."""
     x = args[0]
-    if any(isinstance(t, Tensor) and unwrap(t, level)[1] is not None for t in args[1:]):
-        return NotImplemented
+    if any(isinstance(t, Tensor) and unwrap(t, level)[1] is not None for t in list(args[1:]) + list(kwargs.values())):
+        return _conv_batched_weight(op, level, args, kwargs)
     v, batched = front(x, level)
     if not batched:
         return NotImplemented
@@ -693,6 +924,47 @@ def conv(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     b, n = v.shape[0], v.shape[1]
     out = op(v.reshape([b * n] + list(v.shape[2:])), *args[1:], **kwargs)
     return _make_batched(out.reshape([b, n] + list(out.shape[1:])), 0, level)
+
+
+def _conv_batched_weight(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """conv1d/conv2d with a batched weight (or bias): the vmap dim folds into the channels, one grouped conv.
+
+    Element b's input channels become channels [b * Cin, (b + 1) * Cin) of one input, its weight rows
+    [b * Cout, (b + 1) * Cout) of one weight, and groups becomes B * groups: grouped convolution then
+    pairs each element's channels with its own weight only (group b * groups + g is element b's group g).
+    """
+    info = schema_of(op)
+    x, weight = get_arg(info, args, kwargs, "input"), get_arg(info, args, kwargs, "weight")
+    bias, groups = get_arg(info, args, kwargs, "bias"), get_arg(info, args, kwargs, "groups", 1)
+    stride, padding = get_arg(info, args, kwargs, "stride", 1), get_arg(info, args, kwargs, "padding", 0)
+    dilation = get_arg(info, args, kwargs, "dilation", 1)
+    if not isinstance(padding, (int, list, tuple)):
+        return NotImplemented  # padding="same"/"valid" overloads: the loop
+    size = batch_size_of((args, kwargs), level)
+    spatial = 2 if op.__name__ == "aten::conv2d" else 1
+    w, wb = front(weight, level)
+    if not wb:
+        w = expand_front(weight, size)
+    if w.dim() != spatial + 3:
+        return NotImplemented  # the loop gives the kernel's shape error
+    cout = w.shape[1]
+    v, xb = front(x, level)
+    unbatched_input = (v.dim() - 1 if xb else x.dim()) == spatial + 1  # the logical input has no conv batch dim
+    if not xb:
+        v = expand_front(x, size)
+    if unbatched_input:  # [B, Cin, sp...] -> [1, B * Cin, sp...]
+        folded = v.reshape([1, size * v.shape[1]] + list(v.shape[2:]))
+    else:  # [B, N, Cin, sp...] -> [N, B * Cin, sp...]
+        n = v.shape[1]
+        folded = movedim(v, 0, 1).reshape([n, size * v.shape[2]] + list(v.shape[3:]))
+    b = None
+    if bias is not None:
+        bv, bb = front(bias, level)
+        b = (bv if bb else expand_front(bias, size)).reshape([size * cout])
+    out = op(folded, w.reshape([size * cout] + list(w.shape[2:])), b, stride, padding, dilation, groups * size)
+    if unbatched_input:
+        return _make_batched(out.reshape([size, cout] + list(out.shape[2:])), 0, level)
+    return _make_batched(out.reshape([out.shape[0], size, cout] + list(out.shape[2:])), 1, level)
 
 
 _POINTWISE = """abs ceil cos erf erfinv exp expm1 floor log log10 log1p log2 neg reciprocal relu round rsqrt sigmoid
@@ -753,6 +1025,8 @@ _RULES: dict[str, Callable] = {
                                             "index_fill.int_Scalar", "index_fill.int_Tensor",
                                             "index_fill_.int_Scalar", "index_fill_.int_Tensor")},
     "aten::conv1d": conv, "aten::conv2d": conv,
+    "aten::nll_loss_forward": nll_loss_forward, "aten::nll_loss_nd": nll_loss_nd, "aten::nll_loss2d": nll_loss_nd,
+    "aten::cross_entropy_loss": cross_entropy_loss,
     "aten::argmax": argminmax, "aten::argmin": argminmax,
     **{k: full_reduction for k in _FULL_REDUCTIONS},
 }

@@ -14,8 +14,21 @@ own gradient, in the leaf's layout, and is wrapped back into the argument's batc
 For that to hold every running vmap level must batch the leaf: a differentiated argument that is not
 batched at some running level (per-sample gradients of shared weights: ``vmap(grad(loss), in_dims=(None,
 0))(w, x)``) is first expanded along that level into a copy of its own, so each element differentiates
-its own copy. Limitations: grad of grad (higher-order) is not supported (the inner gradient is not
-recorded for an outer one); ``f`` must return a tensor with one element per batch element.
+its own copy. ``f`` must return a tensor with one element per batch element.
+
+Note [Nested grad]
+~~~~~~~~~~~~~~~~~~
+PyTorch's grad levels let an outer transform (another ``grad``, or plain autograd on tensors that
+require grad outside) differentiate an inner ``grad``'s result: ``grad(grad(f))(x)`` is the second
+derivative, and ``grad(f)(x)`` of an ``x`` that requires grad is differentiable w.r.t. ``x``. Here the
+levels are one autograd graph, so an inner call whose argument is *connected* (its value requires
+grad: it is, or depends on, an outer leaf) does not detach it: its leaf is a ``clone`` of the value
+(a node of its own in the outer graph, so ``autograd.grad`` w.r.t. it is the inner derivative only,
+which is what keeps ``grad(lambda x: grad(lambda y: x * y)(x))(x) == 1``: the inner ``x`` is a
+different node from the inner ``y``), and the gradient is taken with ``create_graph=True`` when grad
+mode was on at the call, so the outer level records the backward computation and differentiates
+through it. An unconnected argument gets a detached leaf of its own, as before, and the results are
+detached from it (no graph is kept that nobody can reach).
 """
 from __future__ import annotations
 
@@ -57,17 +70,40 @@ def _materialize(x: Tensor) -> Tensor:
     return x
 
 
-def _make_leaf(x: Tensor) -> tuple[Tensor, Tensor, list]:
-    from ..autograd import no_grad
+def _make_leaf(x: Tensor, connect: bool) -> tuple[Tensor, Tensor, list]:
+    """(x as f sees it, the tensor to differentiate w.r.t., the batch chain). With ``connect`` and an ``x``
+    that requires grad, the differentiated tensor is a clone in x's graph (Note [Nested grad])."""
+    from ..autograd import enable_grad, no_grad
 
-    with no_grad():
+    connected = connect and _chain(x)[0].requires_grad
+    with enable_grad() if connected else no_grad():
         full = _materialize(x)
-    value, chain = _chain(full)
-    leaf = value.detach()
-    if full is not x:  # expanded: each element needs memory (and a gradient) of its own
-        leaf = leaf.clone()
-    leaf.requires_grad_(True)
+        value, chain = _chain(full)
+        if connected:
+            leaf = value.clone()
+        else:
+            leaf = value.detach()
+            if full is not x:  # expanded: each element needs memory (and a gradient) of its own
+                leaf = leaf.clone()
+            leaf.requires_grad_(True)
     return _rewrap(leaf, chain), leaf, chain
+
+
+def _reaches_outside(out: Tensor, leaves: list[Tensor]) -> bool:
+    """Whether ``out``'s graph reaches a leaf that requires grad other than ``leaves`` (a closed-over weight)."""
+    # Node wrappers may be made per access: keep each alive while walking so that ids are not reused.
+    seen: dict[int, Any] = {}
+    todo = [out.grad_fn] if out.grad_fn is not None else []
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        variable = getattr(node, "variable", None)  # AccumulateGrad: the leaf it accumulates into
+        if variable is not None and not any(variable._is_same(leaf) for leaf in leaves):
+            return True
+        todo.extend(n for n, _ in node.next_functions if n is not None)
+    return False
 
 
 def _check_argnums(argnums: Any, n: int) -> tuple[int, ...]:
@@ -92,6 +128,8 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
         nums = _check_argnums(argnums, len(args))
         args = list(args)
         leaves: dict[int, tuple[list, Any, list]] = {}
+        create_graph = autograd.is_grad_enabled()  # an outer level may differentiate the result
+        connected = False
         with autograd.enable_grad():
             for i in nums:
                 flat, spec = tree_flatten(args[i])
@@ -100,7 +138,8 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                     if not isinstance(t, Tensor):
                         raise RuntimeError(f"grad_and_value(f)(*args): Expected argument {i} to be a Tensor or a "
                                            f"pytree of Tensors, got {type(t)}")
-                    wrapped, leaf, chain = _make_leaf(t)
+                    wrapped, leaf, chain = _make_leaf(t, create_graph)
+                    connected = connected or leaf.grad_fn is not None
                     flat[j] = wrapped
                     made.append((leaf, chain))
                 args[i] = tree_unflatten(flat, spec)
@@ -120,8 +159,11 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                     f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
             out_value, out_chain = _chain(out)
             all_leaves = [leaf for i in nums for leaf, _ in leaves[i][0]]
+            # Keep the graph for an outer level when one can reach it: a connected argument, or a closed-over
+            # tensor that requires grad (the output's graph then reaches past our leaves).
+            create_graph = create_graph and (connected or _reaches_outside(out_value, all_leaves))
             if out_value.requires_grad:
-                grads = autograd.grad(out_value.sum(), all_leaves, allow_unused=True)
+                grads = autograd.grad(out_value.sum(), all_leaves, allow_unused=True, create_graph=create_graph)
             else:
                 grads = [None] * len(all_leaves)
         results = []
@@ -139,7 +181,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
                 flat_grads.append(_rewrap(g, chain))
             results.append(tree_unflatten(flat_grads, spec))
         gradient = results[0] if isinstance(argnums, int) else tuple(results)
-        value = _rewrap(out_value.detach(), out_chain)
+        value = _rewrap(out_value if create_graph else out_value.detach(), out_chain)
         if has_aux:
             return gradient, (value, aux)
         return gradient, value

@@ -221,18 +221,34 @@ def _flat_vmap(func: Callable, batch_size: int, flat_in_dims: list, flat_args: l
         stack.pop()
 
 
+def _generator_states() -> list[tuple[Any, Any]]:
+    """(generator, state) of the default generator of cpu and of every device of every attached backend.
+
+    PyTorch's chunked vmap restores only the CPU generator (``torch.get_rng_state``) between chunks, so
+    "same" randomness drawn on a device differs from chunk to chunk there; here each chunk starts from
+    the same state of every default generator, so "same" means the same for any chunk_size on any device.
+    """
+    from .. import _runtime
+
+    generators = [_C._default_generator("cpu")]
+    for which in (1, 2, 3):
+        name = _C._get_privateuse_backend_name(which)
+        if _runtime.has_device(name):
+            generators += [_C._default_generator(f"{name}:{i}") for i in range(_runtime.device_count(name))]
+    return [(g, g.get_state()) for g in generators]
+
+
 def _chunked_vmap(func: Callable, chunk_size: int, batch_size: int, flat_in_dims: list, flat_args: list, spec: Any,
                   out_dims: Any, randomness: str, kwargs: dict) -> Any:
-    from .. import random as _random
-
     starts = list(range(0, batch_size, chunk_size))
-    state = _random.get_rng_state() if randomness == "same" else None
+    states = _generator_states() if randomness == "same" else None
     results = []
     for start in starts:
         n = min(chunk_size, batch_size - start)
         chunk_args = [a if d is None else a.narrow(d, start, n) for d, a in zip(flat_in_dims, flat_args)]
-        if state is not None:  # "same": every chunk draws the same numbers
-            _random.set_rng_state(state)
+        if states is not None:  # "same": every chunk draws the same numbers, on every device
+            for generator, state in states:
+                generator.set_state(state)
         results.append(_flat_vmap(func, n, flat_in_dims, chunk_args, spec, out_dims, randomness, kwargs))
     if len(results) == 1:
         return results[0]
@@ -280,10 +296,44 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 # ---------------------------------------------------------------------------------------------
 # register_vmap rules of custom operators
 # ---------------------------------------------------------------------------------------------
-def register_vmap(qualname: str, func: Callable) -> None:
-    """Stores ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` as the batching rule of ``qualname``."""
+# Note [register_vmap lifetime]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# As a kernel PyTorch's register_vmap puts at FuncTorchBatched, a rule lives as long as the Library
+# it was registered through (``lib=``; without one, a library kept for the process), and the newest
+# registration of an operator wins while it lives: destroying its library brings back the one before
+# it (the dispatcher's kernel stack). Each operator keeps a stack of (token, rule); ``vmap_rules``
+# holds the top one, the only thing the fallback reads. Destroying the library that *defines* the
+# operator drops all of its rules (drop_rules), as the operator is gone.
+_rule_stacks: dict[str, list[tuple[object, Callable]]] = {}
+
+
+def register_vmap(qualname: str, func: Callable) -> Callable[[], None]:
+    """Pushes ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` as the batching rule of ``qualname``;
+    returns the function that removes this registration (Note [register_vmap lifetime])."""
+    token = object()
     with _rules._rules_lock:
+        _rule_stacks.setdefault(qualname, []).append((token, func))
         _rules.vmap_rules[qualname] = func
+
+    def remove() -> None:
+        with _rules._rules_lock:
+            stack = [e for e in _rule_stacks.get(qualname, []) if e[0] is not token]
+            if stack:
+                _rule_stacks[qualname] = stack
+                _rules.vmap_rules[qualname] = stack[-1][1]
+            else:
+                _rule_stacks.pop(qualname, None)
+                _rules.vmap_rules.pop(qualname, None)
+
+    return remove
+
+
+def drop_rules(qualnames: list[str]) -> None:
+    """Removes every rule of these operators (their defining library was destroyed)."""
+    with _rules._rules_lock:
+        for q in qualnames:
+            _rule_stacks.pop(q, None)
+            _rules.vmap_rules.pop(q, None)
 
 
 def call_custom_rule(func: Callable, op: Any, level: int, args: tuple, kwargs: dict) -> Any:

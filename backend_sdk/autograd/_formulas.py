@@ -80,7 +80,12 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, _B().Tensor)
 
 
-def _zeros(meta: Any) -> Any:
+def _zeros(meta: Any, g: Any = None) -> Any:
+    """Zeros shaped like meta's tensor; with g, made by ``aten::new_zeros`` on g (PyTorch's formulas use
+    ``grad.new_zeros``), so a __torch_dispatch__ subclass gradient gets zeros of its own class to write into
+    (otherwise its gradient would be written into a plain tensor and leave the formula as one)."""
+    if g is not None:
+        return _ops().new_zeros.default(g, list(meta.shape), dtype=meta.dtype, device=meta.device)
     return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
 
 
@@ -89,7 +94,7 @@ def _zeros_for_writes(meta: Any, g: Any) -> Any:
     part in autograd before the view is taken, so that the write rebases them (CopySlices)."""
     from .. import _C
 
-    z = _zeros(meta)
+    z = _zeros(meta, g)
     if _C._is_grad_enabled() and g.requires_grad:
         z = z + g.sum() * 0
     return z
@@ -250,7 +255,7 @@ def _as_strided(c):
     def extent(shape, strides, off):
         return off + sum((s - 1) * st for s, st in zip(shape, strides) if s > 0) + 1
     n = max(extent(x.shape, x.stride(), 0), extent(size, stride, out_off), 1)
-    flat = B.zeros([n], dtype=c.g.dtype, device=x.device)
+    flat = _ops().new_zeros.default(c.g, [n], dtype=c.g.dtype, device=x.device)  # c.g's class (_zeros)
     if _no_internal_overlap(size, stride):
         # Each output element has a storage position of its own (every view op but expand): one strided
         # copy scatters the gradient, instead of an index of every position and an accumulating index_put.
@@ -338,7 +343,7 @@ def _on(t: Any, device: Any) -> Any:
 @formula("index.Tensor", saves=("indices",))
 def _index(c):
     meta = c["self"]
-    z = _zeros(meta)
+    z = _zeros(meta, c.g)
     return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
 
 
@@ -346,7 +351,7 @@ def _index(c):
 def _index_select(c):
     meta = c["self"]
     d = c["dim"] % max(meta.dim(), 1)
-    z = _zeros(meta)
+    z = _zeros(meta, c.g)
     if meta.dim() == 0:
         return {"self": c.g.reshape([])}
     return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
@@ -510,7 +515,7 @@ def _masked_select(c):
 @formula("take", saves=("index",))
 def _take(c):
     meta = c["self"]
-    z = _zeros(meta).reshape([-1])
+    z = _zeros(meta, c.g).reshape([-1])
     z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
     return {"self": z.reshape(list(meta.shape))}
 
@@ -528,7 +533,8 @@ def _random_zero(c):
 # Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
 # constants, they do not require grad.
 NOT_DIFFERENTIABLE = frozenset(
-    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor")
+    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor",
+                           "new_empty", "new_zeros", "new_ones", "new_full")
 )
 
 

@@ -346,12 +346,11 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     """The autograd hook: runs `op` below Autograd and records its node (see the module docstring)."""
     info = op_info(op)
     if info.key in _not_differentiable():
-        prev = _C._is_grad_enabled()
-        _C._set_grad_enabled(False)
+        prev = _C._exclude_autograd(True)  # below Autograd, grad mode unchanged (Note [Grad mode and the Autograd keys])
         try:
             return _C._redispatch(info.qualname, keyset.keys_after("AutogradFunctionality"), *args, **kwargs)
         finally:
-            _C._set_grad_enabled(prev)
+            _C._exclude_autograd(prev)
     bound: dict[str, Any] = dict(info.defaults)
     for name, v in zip(info.names, args):
         bound[name] = v
@@ -414,8 +413,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     # Edges before the forward: an in-place op replaces self's grad_fn.
     edges = [edge_of(t) for t in in_tensors]
     in_meta = [TensorMeta(t) for t in in_tensors]
-    prev = _C._is_grad_enabled()
-    _C._set_grad_enabled(False)
+    prev = _C._exclude_autograd(True)  # below Autograd, grad mode unchanged (Note [Grad mode and the Autograd keys])
     try:
         raw = keyset.raw_repr
         below = _below_autograd.get(raw)
@@ -423,7 +421,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
             below = _below_autograd[raw] = keyset.keys_after("AutogradFunctionality")
         out = _C._redispatch(info.qualname, below, *args, **kwargs)
     finally:
-        _C._set_grad_enabled(prev)
+        _C._exclude_autograd(prev)
     outs = list(out) if (info.num_returns > 1 or info.returns_list) else [out]
     inputs_ids = {id(t) for t in _flat_tensors(list(args) + list(kwargs.values()))}
     diff_outs: list[tuple[int, Any]] = []

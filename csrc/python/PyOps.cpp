@@ -25,6 +25,7 @@
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
+#include "python/PyPythonDispatch.h"
 #include "python/PyTensor.h"
 
 namespace py = pybind11;
@@ -841,6 +842,15 @@ std::string caller_location() {
 }
 
 }  // namespace
+
+// The Python dispatch key's fallback (PyPythonDispatch.cpp) boxes and unboxes as the Python fallbacks do.
+std::pair<py::list, py::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack) {
+  return pop_python_arguments(schema, stack);
+}
+void push_returns_from_python(const FunctionSchema& schema, py::handle result, Stack* stack) {
+  push_python_returns(schema, result, stack);
+}
+py::object op_overload_object(const OperatorHandle& op) { return overload_object(op); }
 
 void init_ops(py::module_& m) {
   init_op_types();

@@ -86,7 +86,7 @@ def _registration_lines() -> list[str]:
                      + ", ".join(f"{op} for {key} ({where})" for op, key, where in undefined))
     if _C._kernel_checks_enabled():
         lines.append(f"kernel checker (BACKEND_SDK_CHECK_KERNELS): on, {_C._kernel_checks_run()} native kernel calls "
-                     "checked against the Meta kernels")
+                     "checked against the Meta kernels and for writes past their tensors' allocations")
     declines = _C._kernel_declines()
     if declines:
         total = sum(n for _, _, n in declines)

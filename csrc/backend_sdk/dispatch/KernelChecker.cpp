@@ -8,6 +8,7 @@
 
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/runtime/CachingAllocator.h>
 
 namespace sdk::detail {
 
@@ -16,7 +17,9 @@ namespace {
 bool env_requested() {
   static const bool on = [] {
     const char* v = std::getenv("BACKEND_SDK_CHECK_KERNELS");
-    return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+    const bool requested = v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+    if (requested) runtime::set_guard_regions(true);  // Note [Allocator guard regions]
+    return requested;
   }();
   return on;
 }
@@ -60,6 +63,14 @@ IValue to_meta(const IValue& v) {
   return v;
 }
 
+// Note [Kernel checker]: a guard overwritten after the storage of `t` (an argument or a result of the call).
+void check_guard(const Tensor& t, const std::string& who, const std::string& what) {
+  if (!on_a_device(t) || !t.storage() || !is_privateuse(t.device().type)) return;
+  std::string overrun = runtime::caching_allocator(t.device().type)->check_guard(t.storage()->data_ptr());
+  SDK_CHECK(overrun.empty(), "kernel check (BACKEND_SDK_CHECK_KERNELS): ", who, " wrote past the end of ", what,
+            ": ", overrun);
+}
+
 std::string sizes_str(IntArrayRef s) {
   std::ostringstream os;
   os << "[";
@@ -89,6 +100,7 @@ struct CheckedKernel : OperatorKernel {
       });
       meta.push_back(to_meta(v));
     }
+    const Stack meta_args = meta;  // the boxed call consumes `meta`; a view return is compared with these
     bool have_meta = true;
     try {
       op.redispatch_boxed(DispatchKeySet(DispatchKey::Meta), &meta);
@@ -98,10 +110,21 @@ struct CheckedKernel : OperatorKernel {
       have_meta = false;
     }
     k->inner.call_boxed(op, ks, stack);
-    if (!have_meta) return;
-    g_checked.fetch_add(1, std::memory_order_relaxed);
     const std::string who = device_type_name(device_type_for(ks.highest_backend())) + "'s kernel for " + op.name();
     const size_t m = schema.returns.size();
+    if (runtime::guard_regions_enabled()) {
+      // Writes past an allocation (Note [Allocator guard regions]): every device tensor of the call.
+      for (size_t i = 0; i < n; ++i) {
+        const std::string what = "argument '" + schema.arguments[i].name + "'";
+        for_each_tensor(args[i], [&](const Tensor& t) { check_guard(t, who, what); });
+      }
+      for (size_t j = 0; stack->size() >= m && j < m; ++j) {
+        for_each_tensor((*stack)[stack->size() - m + j],
+                        [&](const Tensor& t) { check_guard(t, who, "result " + std::to_string(j)); });
+      }
+    }
+    if (!have_meta) return;
+    g_checked.fetch_add(1, std::memory_order_relaxed);
     SDK_CHECK(stack->size() >= m && meta.size() >= m, "kernel check: ", who, " left ", stack->size(),
               " values on the stack; the schema returns ", m);
     for (size_t j = 0; j < m; ++j) {
@@ -134,7 +157,27 @@ struct CheckedKernel : OperatorKernel {
                     " returned a new tensor as result ", j, "; an in-place or out= kernel returns its argument '",
                     a.name, "' itself");
         }
-      } else if (!ret.alias_info) {
+      } else if (ret.alias_info) {
+        // A view ("Tensor(a)"): where the Meta kernel returns a view of the argument (not a copy, as
+        // contiguous() of a non-contiguous tensor may), the operator decides its layout, so the kernel's result
+        // must share the argument's storage with the Meta kernel's strides and offset.
+        for (size_t i = 0; i < n; ++i) {
+          const Argument& a = schema.arguments[i];
+          if (!a.alias_info || a.alias_info->before_sets != ret.alias_info->before_sets || !args[i].is_tensor() ||
+              !args[i].to_tensor().defined() || !meta_args[i].is_tensor() ||
+              meta_args[i].to_tensor().storage().get() != w.storage().get()) {
+            continue;
+          }
+          SDK_CHECK(r.storage().get() == args[i].to_tensor().storage().get(),
+                    "kernel check (BACKEND_SDK_CHECK_KERNELS): ", who, " returned result ", j,
+                    " in new storage; a view operator returns a view of its argument '", a.name, "'");
+          SDK_CHECK(r.strides().equals(w.strides()) && r.storage_offset() == w.storage_offset(),
+                    "kernel check (BACKEND_SDK_CHECK_KERNELS): ", who, " returned result ", j, " with strides ",
+                    sizes_str(r.strides()), " and storage offset ", r.storage_offset(),
+                    ", but the operator's Meta kernel gives strides ", sizes_str(w.strides()), " and offset ",
+                    w.storage_offset());
+        }
+      } else {
         for (size_t i = 0; i < n; ++i) {
           for_each_tensor(args[i], [&](const Tensor& t) {
             SDK_CHECK(!t.defined() || t.storage().get() != r.storage().get(),
@@ -155,7 +198,10 @@ bool kernel_checks_requested() {
   return s < 0 ? env_requested() : s == 1;
 }
 
-void set_kernel_checks(bool enabled) { g_switch.store(enabled ? 1 : 0, std::memory_order_relaxed); }
+void set_kernel_checks(bool enabled) {
+  g_switch.store(enabled ? 1 : 0, std::memory_order_relaxed);
+  runtime::set_guard_regions(enabled);  // Note [Allocator guard regions]
+}
 
 bool kernel_checks_enabled() { return kernel_checks_requested(); }
 

@@ -26,9 +26,14 @@
 // PyTorch's heuristic: the cast of a float32 leaf that requires grad (a weight) to the autocast
 // dtype is cached, so a weight used by many operators in one forward is cast once. One cache for
 // the process, behind a mutex, keyed by TensorImpl*; an entry holds the source tensor too, so its
-// address cannot be reused by another tensor while the entry lives (PyTorch holds a weak
-// reference for the same reason; a strong one also keeps the weight alive until the region ends,
-// which is when the cache is cleared: the outermost autocast region's exit, decrement_nesting() == 0).
+// address cannot be reused by another tensor while the entry lives. PyTorch holds a weak reference
+// for the same reason, so a weight dropped inside a region does not stay alive because of the cache;
+// our intrusive_ptr has no weak count, so the entry holds a strong one and each new cache entry
+// first sweeps the entries whose source only the cache still holds (use_count() == 1: nothing else
+// can reach that tensor, so its entry can never be hit again) and frees them with their casts. A
+// dropped weight's memory and its cast are so freed at the next cached cast of the region (PyTorch:
+// the weight's storage at once, its cast at the region's end), and everything at the region's end,
+// when the cache is cleared: the outermost autocast region's exit, decrement_nesting() == 0.
 // Views and tensors with a grad_fn are never cached (their values can change under the same
 // TensorImpl without the leaf's identity); neither are casts with cache_enabled=False.
 #include <backend_sdk/ops/Autocast.h>
@@ -37,6 +42,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/dispatch/Dispatcher.h>
@@ -241,8 +247,18 @@ Tensor cached_cast(ScalarType to_type, const Tensor& arg, DeviceType device_type
   // Cast outside the lock (it dispatches, and may run Python kernels); two threads casting the same
   // weight at once both cast, and the first entry stays.
   Tensor cast = ops::to(arg, to_type);
+  std::vector<CacheEntry> dropped;  // destroyed after the lock is released (a free may call into a device)
   std::lock_guard<std::mutex> lock(cache_mutex);
-  auto [it, inserted] = cache().emplace(arg.impl(), CacheEntry{arg, cast});
+  auto& entries = cache();
+  for (auto e = entries.begin(); e != entries.end();) {  // Note [Autocast cache]: dropped weights go
+    if (e->second.source.impl_ptr().use_count() == 1) {
+      dropped.push_back(std::move(e->second));
+      e = entries.erase(e);
+    } else {
+      ++e;
+    }
+  }
+  auto [it, inserted] = entries.emplace(arg.impl(), CacheEntry{arg, cast});
   return it->second.cast;
 }
 

@@ -1,8 +1,11 @@
 // Classification losses.
 //   nll_loss_forward      CPU and Meta kernels (1-D or 2-D input, class-index targets)
 //   nll_loss              CompositeImplicitAutograd: nll_loss_forward's output
-//   nll_loss_nd           CompositeImplicitAutograd: any input rank (N, C, d1, ...),
-//                         moved to (N * d1 * ..., C) for nll_loss_forward
+//   nll_loss_nd           CompositeImplicitAutograd: any input rank, as PyTorch's: rank 1-2 call
+//                         aten::nll_loss, rank 4 aten::nll_loss2d, other ranks are viewed as
+//                         (N, C, 1, d1 * ...) for aten::nll_loss2d; through the dispatcher, so the
+//                         autocast entries of nll_loss / nll_loss2d apply to F.nll_loss (Note [Autocast])
+//   nll_loss2d            CompositeImplicitAutograd: (N * d1 * ..., C) for nll_loss_forward
 //   cross_entropy_loss    CompositeImplicitAutograd: log_softmax + nll_loss_nd,
 //                         label smoothing, class-probability targets
 // Reductions: 0 none, 1 mean, 2 sum (PyTorch's at::Reduction). A mean with
@@ -146,15 +149,20 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Scalar& v) {
   return op.call(t, mask, v);
 }
 
-// (N, C, d1, ...) -> (N * d1 * ..., C) and the targets flattened: nll_loss_forward's shapes.
-std::tuple<Tensor, Tensor> nll_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                                  int64_t reduction, int64_t ignore_index) {
-  const char* op = "nll_loss_nd";
+// PyTorch's nll_loss_nd checks: a rank >= 1 input whose batch size matches the target's.
+void check_nll_nd_args(const Tensor& self, const Tensor& target, const char* op) {
   SDK_CHECK_VALUE(self.dim() >= 1, op, ": Expected 1 or more dimensions (got ", self.dim(), ")");
   SDK_CHECK_VALUE(self.dim() == 1 || target.dim() >= 1, op, ": Expected input batch_size (", self.size(0),
                   ") to match target batch_size (", target.numel(), ").");
   SDK_CHECK_VALUE(self.dim() == 1 || self.size(0) == target.size(0), op, ": Expected input batch_size (", self.size(0),
                   ") to match target batch_size (", target.size(0), ").");
+}
+
+// (N, C, d1, ...) -> (N * d1 * ..., C) and the targets flattened: nll_loss_forward's shapes.
+std::tuple<Tensor, Tensor> nll_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                  int64_t reduction, int64_t ignore_index) {
+  const char* op = "nll_loss_nd";
+  check_nll_nd_args(self, target, op);
   if (self.dim() <= 2) return call_nll_forward(self, target, weight, reduction, ignore_index);
   int64_t n = self.size(0), c = self.size(1);
   DimVector expected{n};
@@ -184,9 +192,28 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
   return std::get<0>(call_nll_forward(self, target, weight, reduction, ignore_index));
 }
 
+using NllSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t);
+
 Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
                    int64_t ignore_index) {
-  return std::get<0>(nll_nd(self, target, weight, reduction, ignore_index));
+  const char* op = "nll_loss_nd";
+  check_nll_nd_args(self, target, op);
+  static const auto nll = typed<NllSig>("aten::nll_loss");
+  static const auto nll2d = typed<NllSig>("aten::nll_loss2d");
+  if (self.dim() <= 2) return nll.call(self, target, weight, reduction, ignore_index);
+  if (self.dim() == 4) return nll2d.call(self, target, weight, reduction, ignore_index);
+  // rank 3 or > 4: (N, C, d1, ...) as (N, C, 1, d1 * ...), targets as (N, 1, d1 * ...), PyTorch's nll_loss_nd
+  int64_t n = self.size(0), c = self.size(1), rest = 1;
+  DimVector expected{n};
+  for (int64_t d = 2; d < self.dim(); ++d) {
+    expected.push_back(self.size(d));
+    rest *= self.size(d);
+  }
+  SDK_CHECK_VALUE(target.sizes().equals(expected), op, ": expected target size ", IntArrayRef(expected), ", got ",
+                  target.sizes());
+  Tensor out = nll2d.call(view(contiguous(self), {n, c, 1, rest}), view(contiguous(target), {n, 1, rest}), weight,
+                          reduction, ignore_index);
+  return reduction == kReductionNone ? view(out, target.sizes()) : out;
 }
 
 // nll_loss2d: PyTorch's entry point for (N, C, H, W) inputs with (N, H, W) targets; the same
@@ -200,7 +227,7 @@ Tensor nll_loss2d(const Tensor& self, const Tensor& target, const std::optional<
   SDK_CHECK_VALUE(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
                   "nll_loss2d: input and target batch or spatial sizes don't match: target ", target.sizes(),
                   ", input ", self.sizes());
-  return nll_loss_nd(self, target, weight, reduction, ignore_index);
+  return std::get<0>(nll_nd(self, target, weight, reduction, ignore_index));
 }
 
 // weight (C,) viewed to broadcast along the class dim of a rank-`ndim` input.

@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <thread>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -35,6 +36,8 @@ constexpr size_t kFastBinMax = 128 << 10;     // Note [Allocator fast bins]: lar
 constexpr int kFastBinClasses = static_cast<int>(kFastBinMax / kMinBlockSize);
 
 std::atomic<AllocationObserver> g_allocation_observer{nullptr};  // set_allocation_observer
+std::atomic<bool> g_guard_regions{false};  // Note [Allocator guard regions]
+constexpr unsigned char kGuardByte = 0xA5;
 
 size_t round_size(size_t n) { return n < kMinBlockSize ? kMinBlockSize : (n + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize; }
 
@@ -128,6 +131,7 @@ struct Block {
   HistoryFrames frames;           // Note [Allocation history]: the allocating stack (while allocated)
   int64_t graph_pool = 0;         // Note [Graph memory pools]: allocated during a capture into this pool
   bool parked = false;            // freed while its pool lives: held for the graph, never reused or merged
+  bool guarded = false;           // Note [Allocator guard regions]: kGuardBytes after `requested` (while allocated)
 
   Block(DeviceCache* o, sdk_stream_t s, int64_t sid, size_t sz, char* p, bool sm)
       : owner(o), stream(s), stream_id(sid), size(sz), ptr(p), small(sm) {}
@@ -179,7 +183,9 @@ class DeviceCache {
   Block* malloc(Stream stream, size_t nbytes) {
     SDK_CHECK_KIND(ErrorKind::OutOfMemory, nbytes <= (SIZE_MAX >> 2), device_str(), " out of memory. Tried to allocate ",
                    format_bytes(nbytes), ", more than any device can hold.");
-    size_t size = round_size(nbytes);
+    // Note [Allocator guard regions]: room for the guard after the requested bytes.
+    const bool guard = SDK_UNLIKELY(g_guard_regions.load(std::memory_order_relaxed));
+    size_t size = round_size(guard ? nbytes + kGuardBytes : nbytes);
     bool small = size <= kSmallSize;
     // Note [Allocation history]: the stack is gathered before the lock (gathering may run Python's GC).
     HistoryFrames frames = SDK_UNLIKELY(context_.load(std::memory_order_relaxed) != 0) ? gather_frames() : nullptr;
@@ -196,6 +202,7 @@ class DeviceCache {
         --binned_count_;
         b->allocated = true;
         b->requested = nbytes;
+        b->guarded = guard && capturing_.empty();  // Note [Allocator guard regions]: not during a capture
         allocation_.increase(true, 1);
         allocated_bytes_.increase(true, b->size);
         active_.increase(true, 1);
@@ -247,6 +254,7 @@ class DeviceCache {
     }
     b->allocated = true;
     b->requested = nbytes;
+    b->guarded = guard && capturing_.empty();
     allocation_.increase(small, 1);
     allocated_bytes_.increase(small, b->size);
     active_.increase(small, 1);
@@ -280,6 +288,7 @@ class DeviceCache {
     requested_bytes_.decrease(b->small, b->requested);
     observe(b->ptr, -static_cast<int64_t>(b->requested));
     b->requested = 0;
+    b->guarded = false;
     if (SDK_UNLIKELY(b->graph_pool != 0)) {
       auto it = parked_.find(b->graph_pool);
       if (it != parked_.end()) {  // Note [Graph memory pools]: the graph's replays still write it
@@ -609,6 +618,49 @@ class DeviceCache {
     return os.str();
   }
 
+ public:
+  // Note [Allocator guard regions]: writes the pattern after b's requested bytes, in order on `stream` (the
+  // allocating stream, where the work that uses the block is queued). On failure the block is freed.
+  void fill_guard(Block* b, sdk_stream_t stream) {
+    sdk_status s = api_.memset_async(b->ptr + b->requested, kGuardByte, kGuardBytes, stream);
+    if (SDK_UNLIKELY(s != SDK_SUCCESS)) {
+      free(b);
+      check_status(type_, s, detail::str("memset_async of the allocation guard on ", device_str()));
+    }
+  }
+  // Reads b's guard back (a synchronous copy: it waits for the device's queued work); "" if intact, else what
+  // was overwritten, after restoring the pattern so one overrun is reported once.
+  std::string check_guard(const Block* b) {
+    {
+      std::lock_guard<AllocatorLock> lock(mutex_);
+      if (!capturing_.empty()) return std::string();  // a synchronous copy would break the capture
+    }
+    unsigned char seen[kGuardBytes];
+    char* guard = b->ptr + b->requested;
+    DeviceGuard device_guard(Device(type_, static_cast<int8_t>(device_)));
+    check_status(type_, api_.memcpy(seen, guard, kGuardBytes, SDK_MEMCPY_DEVICE_TO_HOST),
+                 detail::str("reading the allocation guard on ", device_str()));
+    size_t first = kGuardBytes, last = 0, count = 0;
+    for (size_t i = 0; i < kGuardBytes; ++i) {
+      if (seen[i] == kGuardByte) continue;
+      first = std::min(first, i);
+      last = i;
+      ++count;
+    }
+    if (count == 0) return std::string();
+    unsigned char pattern[kGuardBytes];
+    std::memset(pattern, kGuardByte, sizeof(pattern));
+    check_status(type_, api_.memcpy(guard, pattern, kGuardBytes, SDK_MEMCPY_HOST_TO_DEVICE),
+                 detail::str("restoring the allocation guard on ", device_str()));
+    char where[32];
+    std::snprintf(where, sizeof(where), "%p", static_cast<const void*>(b->ptr));
+    return detail::str(count, " of the ", kGuardBytes, " guard bytes after the end of its allocation of ",
+                       b->requested, " bytes at ", where, " on ", device_str(), " were overwritten (bytes +", first,
+                       " to +", last, " past the end)");
+  }
+
+ private:
+
   AllocatorLock mutex_;  // Note [Allocator lock]
   DeviceType type_;
   int device_;
@@ -699,8 +751,34 @@ DataPtr CachingAllocator::allocate_on(Stream stream, size_t nbytes) {
                   device_type_name(type_), "'");
   if (SDK_UNLIKELY(in_bad_fork())) throw_bad_fork(type_);
   if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, d);
-  Block* b = cache(d.index).malloc(stream, nbytes);
+  DeviceCache& c = cache(d.index);
+  Block* b = c.malloc(stream, nbytes);
+  if (SDK_UNLIKELY(b->guarded)) c.fill_guard(b, stream.native());  // Note [Allocator guard regions]
   return DataPtr(b->ptr, b, &block_deleter, d);
+}
+
+// Note [Allocator guard regions]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// For the kernel checker (Note [Kernel checker], dispatch/detail/KernelChecker.h) the allocator can place a
+// guard of kGuardBytes after the requested bytes of every block it hands out while guard regions are on: the
+// block is sized for nbytes + kGuardBytes (rounded to 512 as always, so most sizes get the same block as
+// without a guard) and the guard is set to 0xA5 with a memset_async on the allocating stream, before any work
+// that uses the block. check_guard() reads the guard back with a synchronous copy (after the device's queued
+// work) and says which bytes a kernel overwrote. While a stream of the device captures a graph, blocks get no
+// guard (the memset would be recorded into the graph, not run) and guards are not read (a synchronous copy is
+// not allowed during a capture). The guards are here and not in a device's malloc (device_sim's)
+// because the allocator sub-allocates segments: a guard after each device allocation would sit after a 2 MiB
+// segment, not after a tensor; here they work for every backend. Only blocks allocated while guard regions were
+// on carry one; memory_allocated() counts the whole block, guard included, as it counts the rounding. An
+// overrun that writes exactly 0xA5 bytes, or jumps over the guard, is not seen.
+void set_guard_regions(bool enabled) { g_guard_regions.store(enabled, std::memory_order_relaxed); }
+bool guard_regions_enabled() { return g_guard_regions.load(std::memory_order_relaxed); }
+
+std::string CachingAllocator::check_guard(const DataPtr& p) {
+  if (p.get() == nullptr || !owns(p)) return std::string();
+  auto* b = static_cast<Block*>(p.ctx());
+  // The caller holds p, so the block stays allocated and its fields stay put while we read them.
+  return b->guarded ? b->owner->check_guard(b) : std::string();
 }
 
 // Note [Allocation history]

@@ -136,6 +136,10 @@ class SDK_API CachingAllocator final : public Allocator {
   void record_history(bool enabled, size_t max_entries, bool clear, HistoryContext context = HistoryContext::None);
   std::vector<AllocationTraceEntry> history(int device);
 
+  // Note [Allocator guard regions] (CachingAllocator.cpp): "" if p's guard is intact (or p has none), else
+  // which guard bytes were overwritten. Waits for the device's queued work.
+  std::string check_guard(const DataPtr& p);
+
  private:
   DeviceCache& cache(int device);
 
@@ -145,6 +149,11 @@ class SDK_API CachingAllocator final : public Allocator {
 
 // The allocator of a backend (immortal; created on first use).
 SDK_API CachingAllocator* caching_allocator(DeviceType type);
+
+// Note [Allocator guard regions] (CachingAllocator.cpp): blocks allocated while on carry kGuardBytes of guard.
+constexpr size_t kGuardBytes = 64;
+SDK_API void set_guard_regions(bool enabled);
+SDK_API bool guard_regions_enabled();
 
 // "1.50 MiB"
 SDK_API std::string format_bytes(uint64_t n);

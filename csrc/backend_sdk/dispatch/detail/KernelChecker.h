@@ -18,8 +18,13 @@ namespace sdk::detail {
 //    be that argument itself, and a functional return (no alias annotation) must not share storage
 //    with any argument;
 //  - strides, only where the operator promises them: an in-place or out= return keeps its
-//    argument's (implied by the aliasing check); a functional return's layout is the kernel's choice,
-//    as in PyTorch, and is not compared.
+//    argument's (implied by the aliasing check); a view return ("Tensor(a)") shares its argument's
+//    storage with the Meta kernel's strides and storage offset; a functional return's layout is the
+//    kernel's choice, as in PyTorch, and is not compared.
+//  - writes past an allocation: while the checker is on the caching allocator puts a guard after each
+//    block it hands out (Note [Allocator guard regions], runtime/CachingAllocator.cpp); after the kernel the
+//    guards of every device tensor of the call (arguments and results) are read back, which waits for the
+//    device (so checks that need work to stay pending turn the checker off, as the runtime conformance area does).
 // A mismatch raises a RuntimeError naming the backend, the operator, the return and both values.
 // Operators without a Meta kernel are not checked. Only kernels registered while the checker is
 // requested are wrapped (wrapping later would mean re-registering them), so turn it on before the
