@@ -89,12 +89,15 @@ def _default_to_fused_or_foreach(params: List[Any], differentiable: bool,
     device; otherwise foreach when every parameter is on a foreach-capable device (not the CPU)."""
     if differentiable:
         return False, False
+    from ..nn.parameter import Parameter
+
+    supported = (Tensor, Parameter)  # PyTorch's _foreach_supported_types: subclasses take the per-parameter path
     fused_devices = _get_fused_kernels_supported_devices()
     foreach_devices = _get_foreach_kernels_supported_devices()
     fused = use_fused and all(
-        p is None or (isinstance(p, Tensor) and p.device.type in fused_devices and p.is_floating_point())
+        p is None or (type(p) in supported and p.device.type in fused_devices and p.is_floating_point())
         for p in params)
-    foreach = not fused and all(p is None or (isinstance(p, Tensor) and p.device.type in foreach_devices)
+    foreach = not fused and all(p is None or (type(p) in supported and p.device.type in foreach_devices)
                                 for p in params)
     return fused, foreach
 
