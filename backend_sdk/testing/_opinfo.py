@@ -1894,6 +1894,9 @@ def _build() -> list[OpInfo]:
 
     ops += make_ops20_ops(OpInfo)
     ops += make_ops20_nn_ops(OpInfo)
+    from ._opinfo_core20 import make_core20_ops
+
+    ops += make_core20_ops(OpInfo)
     return ops
 
 

@@ -456,15 +456,6 @@ Tensor batch_norm_impl(const Tensor& input, const std::optional<Tensor>& weight,
 }
 
 // ---- group norm / rms norm (composites over reductions) ----
-// The channel-wise affine of (N, C, *) input: x * w[c] + b[c].
-Tensor channel_affine(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
-  DimVector shape(static_cast<size_t>(x.dim()), 1);
-  shape[1] = x.size(1);
-  Tensor out = x;
-  if (weight) out = mul(out, view(*weight, shape));
-  if (bias) out = add(out, view(*bias, shape));
-  return out;
-}
 
 Tensor group_norm_impl(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                        const std::optional<Tensor>& bias, double eps, bool cudnn_enabled) {
@@ -483,11 +474,13 @@ Tensor group_norm_impl(const Tensor& input, int64_t num_groups, const std::optio
                     "of channels in input, but got bias of shape ", bias->sizes(), " and input of shape ",
                     input.sizes());
   }
-  Tensor x = cx::reshape(input, {n, num_groups, input.numel() / std::max<int64_t>(n * num_groups, 1)});
-  Tensor mu = cx::mean(x, {2}, true);
-  Tensor var = cx::var(x, {2}, 0, true);
-  Tensor y = mul(cx::sub(x, mu), cx::rsqrt(add(var, Scalar(eps))));
-  return channel_affine(view(y, input.sizes()), weight, bias);
+  // PyTorch's group_norm calls native_group_norm (CoreOps20.cpp): a backend's kernel for it serves nn.GroupNorm.
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                 const std::optional<Tensor>&, int64_t, int64_t, int64_t, int64_t, double);
+  static const auto native = Dispatcher::singleton().find_schema_or_throw("aten::native_group_norm").typed<Sig>();
+  int64_t hxw = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) hxw *= input.size(d);
+  return std::get<0>(native.call(input, weight, bias, n, c, hxw, num_groups, eps));
 }
 
 Tensor rms_norm_impl(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,

@@ -64,6 +64,7 @@ constexpr const char* kDeviceOperators[] = {
     "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign", "reciprocal",
     "logical_not", "bitwise_not", "fill", "masked_fill", "lerp", "addcmul", "addcdiv",
+    "acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "atan2", "fmod",
     // reductions
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "all", "any", "norm",
     "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax",
@@ -79,6 +80,12 @@ constexpr const char* kDeviceOperators[] = {
     // cannot give a device buffer yet.
     "native_layer_norm", "linalg_vector_norm", "convolution", "native_batch_norm", "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
+    // the in-place multi-tensor and the fused optimizer operators: one launch per list (Note [Foreach
+    // kernels]); the functional _foreach_ forms return Tensor[], which simulated kernels do not, so they
+    // run their CompositeExplicitAutograd loop (one launch per tensor)
+    "_foreach_add_", "_foreach_sub_", "_foreach_mul_", "_foreach_div_", "_foreach_addcmul_", "_foreach_addcdiv_",
+    "_foreach_lerp_", "_foreach_sqrt_", "_foreach_neg_", "_foreach_reciprocal_", "_foreach_zero_", "_foreach_copy_",
+    "_foreach_maximum_", "_fused_adam_", "_fused_adamw_", "_fused_sgd_",
 };
 
 }  // namespace
