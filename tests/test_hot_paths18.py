@@ -148,3 +148,62 @@ def test_random_ints_bernoulli_exponential_unchanged_by_batches() -> None:
     blocks = _philox(6, np.arange(389)).astype(np.uint64).reshape(-1, 2)
     u = ((((blocks[:, 0] << np.uint64(32)) | blocks[:, 1]) >> np.uint64(11)).astype(np.float64) * 2.0**-53)[:777]
     np.testing.assert_array_equal(b, (u < 0.3).astype(np.float32))
+
+
+# ---- sum(dim=0): row-blocked column sums ------------------------------------------------------------
+def _ordered_column_sum(a: np.ndarray) -> np.ndarray:
+    """Rows added in order in float64 (numpy adds axis 0 of a C-contiguous array row by row), rounded once."""
+    acc = np.zeros(a.shape[1:], dtype=np.float64)
+    for row in a.astype(np.float64):
+        acc = acc + row
+    return acc
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7, 8, 9, 16, 17, 100])
+@pytest.mark.parametrize("cols", [1, 5, 8, 13, 64, 1001])
+def test_sum_dim0_is_the_ordered_float64_sum(rows: int, cols: int) -> None:
+    rng = np.random.default_rng(rows * 1000 + cols)
+    a = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-3, 6, (rows, cols))).astype(np.float32)
+    want = _ordered_column_sum(a)
+    np.testing.assert_array_equal(sdk.from_numpy(a).sum(0).numpy(), want.astype(np.float32))
+    np.testing.assert_array_equal(sdk.from_numpy(a).mean(0).numpy(), (want / rows).astype(np.float32))
+
+
+def test_sum_dim0_big_matrix_threads_split_columns() -> None:
+    a = np.random.default_rng(1).random((700, 4099), dtype=np.float32)
+    np.testing.assert_array_equal(sdk.from_numpy(a).sum(0).numpy(), _ordered_column_sum(a).astype(np.float32))
+
+
+def test_sum_leading_dims_of_3d_and_column_slices() -> None:
+    a = np.random.default_rng(2).random((5, 6, 37), dtype=np.float32)
+    t = sdk.from_numpy(a)
+    want = _ordered_column_sum(a.reshape(30, 37)).astype(np.float32)
+    np.testing.assert_array_equal(t.sum((0, 1)).numpy(), want)
+    np.testing.assert_array_equal(t.sum(0).numpy(), _ordered_column_sum(a).astype(np.float32))
+    m = np.random.default_rng(3).random((19, 50), dtype=np.float32)
+    view = sdk.from_numpy(m)[:, 3:40]  # kept dim contiguous, row stride 50
+    np.testing.assert_array_equal(view.sum(0).numpy(), _ordered_column_sum(m[:, 3:40]).astype(np.float32))
+    np.testing.assert_array_equal(view.sum(0, keepdim=True).numpy(),
+                                  _ordered_column_sum(m[:, 3:40]).astype(np.float32)[None])
+
+
+def test_sum_dim0_nan_inf_and_empty() -> None:
+    a = np.ones((20, 9), dtype=np.float32)
+    a[3, 1], a[12, 2], a[0, 4], a[19, 4] = np.nan, np.inf, np.inf, -np.inf
+    got = sdk.from_numpy(a).sum(0).numpy()
+    with np.errstate(invalid="ignore"):
+        want = a.astype(np.float64).sum(0).astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert sdk.zeros(0, 5).sum(0).numpy().tolist() == [0.0] * 5
+    assert tuple(sdk.zeros(4, 0).sum(0).shape) == (0,)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_sum_dim0_other_dtypes_unchanged(dtype: str) -> None:
+    a = np.random.default_rng(4).random((33, 17)).astype(np.float32)
+    t = sdk.from_numpy(a).to(getattr(sdk, dtype))
+    vals = t.double().numpy()
+    want = _ordered_column_sum(vals)
+    got = t.sum(0)
+    assert got.dtype == getattr(sdk, dtype)
+    np.testing.assert_array_equal(got.double().numpy(), sdk.from_numpy(want).to(getattr(sdk, dtype)).double().numpy())
