@@ -207,3 +207,40 @@ def test_sum_dim0_other_dtypes_unchanged(dtype: str) -> None:
     got = t.sum(0)
     assert got.dtype == getattr(sdk, dtype)
     np.testing.assert_array_equal(got.double().numpy(), sdk.from_numpy(want).to(getattr(sdk, dtype)).double().numpy())
+
+
+# ---- flip and x[rows]: copies ------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int64", "bool"])
+@pytest.mark.parametrize("dims", [(0,), (1,), (0, 1), (-1,), (0, 2), (1, 2), (0, 1, 2)])
+def test_flip_matches_numpy(dtype: str, dims: tuple[int, ...]) -> None:
+    a = (np.arange(3 * 5 * 37) % 11).reshape(3, 5, 37).astype(dtype)
+    np.testing.assert_array_equal(sdk.flip(sdk.from_numpy(a), list(dims)).numpy(), np.flip(a, dims))
+
+
+def test_flip_non_contiguous_and_empty_inputs() -> None:
+    a = np.random.default_rng(5).random((40, 64), dtype=np.float32)
+    t = sdk.from_numpy(a)
+    np.testing.assert_array_equal(sdk.flip(t.t(), [1]).numpy(), np.flip(a.T, 1))  # last dim strided
+    np.testing.assert_array_equal(sdk.flip(t[:, ::3], [0, 1]).numpy(), np.flip(a[:, ::3], (0, 1)))
+    np.testing.assert_array_equal(sdk.flip(t[::2, 1:], [1]).numpy(), np.flip(a[::2, 1:], 1))
+    assert tuple(sdk.flip(sdk.zeros(0, 5), [1]).shape) == (0, 5)
+    np.testing.assert_array_equal(sdk.flip(sdk.from_numpy(np.arange(7.0)), [0]).numpy(), np.arange(7.0)[::-1])
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 33, 2048])
+def test_flip_last_dim_every_length(n: int) -> None:
+    a = np.random.default_rng(n).random((3, n), dtype=np.float32)
+    np.testing.assert_array_equal(sdk.flip(sdk.from_numpy(a), [-1]).numpy(), a[:, ::-1])
+    np.testing.assert_array_equal(sdk.flip(sdk.from_numpy(a), [0, 1]).numpy(), a[::-1, ::-1])
+
+
+def test_index_rows_and_index_select_match_numpy() -> None:
+    a = np.random.default_rng(6).random((64, 33), dtype=np.float32)
+    idx = np.random.default_rng(7).integers(-64, 64, 100)
+    t, ti = sdk.from_numpy(a), sdk.from_numpy(idx)
+    np.testing.assert_array_equal(t[ti].numpy(), a[idx])
+    pos = np.where(idx < 0, idx + 64, idx)
+    np.testing.assert_array_equal(sdk.index_select(t, 0, sdk.from_numpy(pos)).numpy(), a[pos])
+    np.testing.assert_array_equal(t.t()[ti[:20] % 33].numpy(), a.T[idx[:20] % 33])  # strided rows
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[sdk.tensor([64])]
