@@ -244,3 +244,51 @@ def test_index_rows_and_index_select_match_numpy() -> None:
     np.testing.assert_array_equal(t.t()[ti[:20] % 33].numpy(), a.T[idx[:20] % 33])  # strided rows
     with pytest.raises(IndexError, match="out of bounds"):
         t[sdk.tensor([64])]
+
+
+# ---- factories: the C++ fast path (Note [Factory fast path]) ----------------------------------------
+@pytest.mark.parametrize("args", [(3,), (2, 3), ((2, 3),), ([2, 3],), (), ((),), (0,), (4, 0, 2)])
+@pytest.mark.parametrize("fn,value", [(sdk.zeros, 0.0), (sdk.ones, 1.0)])
+def test_zeros_ones_fast_path_shapes(args: tuple, fn, value: float) -> None:
+    t = fn(*args)
+    shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    want = np.full(shape, value, dtype=np.float32)
+    assert tuple(t.shape) == want.shape and t.dtype == sdk.float32
+    np.testing.assert_array_equal(t.numpy(), want)
+    assert t._version == 0 and t.is_contiguous() and not t.requires_grad
+
+
+def test_fast_path_factories_take_dtype_device_and_requires_grad() -> None:
+    t = sdk.zeros(2, 2, dtype=sdk.int64, device="cpu")
+    assert t.dtype == sdk.int64 and t.device.type == "cpu" and t.numpy().tolist() == [[0, 0], [0, 0]]
+    g = sdk.ones(3, requires_grad=True)
+    assert g.requires_grad and g.is_leaf
+    assert sdk.ones(2, dtype=sdk.bool).numpy().tolist() == [True, True]
+
+
+def test_factories_fall_back_for_other_call_shapes_with_the_same_errors() -> None:
+    assert tuple(sdk.zeros(np.int64(2), 3).shape) == (2, 3)  # np.int64: the Python path
+    assert tuple(sdk.zeros(sdk.Size([2, 3])).shape) == (2, 3)
+    with pytest.raises(RuntimeError, match="negative dimension -1"):
+        sdk.zeros(-1)
+    with pytest.raises(TypeError):
+        sdk.zeros(2.5)
+    with pytest.raises((RuntimeError, ValueError)):
+        sdk.zeros(2, device="nodevice")
+    with pytest.raises(TypeError):
+        sdk.ones(True)  # bool is not a size (PyTorch: TypeError)
+
+
+def test_like_fast_path_and_fallbacks() -> None:
+    x = sdk.arange(6.0).reshape(2, 3)
+    o = sdk.ones_like(x)
+    assert o.stride() == (3, 1) and o.numpy().tolist() == [[1.0] * 3] * 2 and o._version == 0
+    z = sdk.zeros_like(x, dtype=sdk.float64)
+    assert z.dtype == sdk.float64 and z.numpy().sum() == 0
+    f = sdk.full_like(x, 2.5)
+    assert f.numpy().tolist() == [[2.5] * 3] * 2
+    assert sdk.full_like(x, True).dtype == sdk.float32  # bool fill: the Python path, x's dtype
+    xt = x.t()  # non-contiguous: preserve_format keeps the transposed strides (the Python path)
+    assert sdk.ones_like(xt).stride() == xt.stride()
+    assert sdk.zeros_like(x, requires_grad=True).requires_grad
+    assert sdk.ones_like(sdk.ones(0, 3)).shape == (0, 3)
