@@ -169,7 +169,14 @@ void for_word_runs(uint64_t seed, uint64_t offset, int64_t b, int64_t e, const F
 
 template <typename T>
 bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
+  if constexpr (sizeof(T) == 4) {
+    uint32_t x, y;
+    std::memcpy(&x, &a, 4);
+    std::memcpy(&y, &b, 4);
+    return x == y;
+  } else {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+  }
 }
 
 // Note [Vectorised Box-Muller]
@@ -202,20 +209,32 @@ void normal_fill_vectorised(const Tensor& self, double mean, double stddev, uint
       vec::apply(vec::UnaryFn::Log, a, a, nblocks);
       vec::apply(vec::UnaryFn::Cos, c, theta, nblocks);
       vec::apply(vec::UnaryFn::Sin, sn, theta, nblocks);
-      for (int64_t k = 0; k < nblocks; ++k) a[k] = std::sqrt(-2.0 * a[k]);
-      for (int64_t i = i0; i < i0 + count; ++i) {
-        const int64_t k = i / 2 - blk;
-        const double z = a[k] * ((i % 2 == 0) ? c[k] : sn[k]);
-        const double v = mean + stddev * z;
-        const double err = (std::fabs(stddev * z) + std::fabs(v)) * 0x1p-40;
-        if (same_bits(cast_to<T>(v - err), cast_to<T>(v + err))) {
-          p[i] = cast_to<T>(v);
-        } else {
-          const uint32_t* w = words + 4 * k;
-          double z0, z1;
-          philox::normal_pair_from_block(philox::Block{{w[0], w[1], w[2], w[3]}}, &z0, &z1);
-          p[i] = cast_to<T>(mean + stddev * ((i % 2 == 0) ? z0 : z1));
-        }
+      double z[2 * kBlocks];  // z[2 k], z[2 k + 1]: the cos and sin values of block blk + k
+      for (int64_t k = 0; k < nblocks; ++k) {
+        const double r = std::sqrt(-2.0 * a[k]);
+        z[2 * k] = r * c[k];
+        z[2 * k + 1] = r * sn[k];
+      }
+      // One branch-free pass (it vectorises), then the rare elements near a rounding boundary again.
+      const double* zi = z + (i0 - 2 * blk);
+      T* out = p + i0;
+      bool near_boundary = false;
+      for (int64_t j = 0; j < count; ++j) {
+        const double v = mean + stddev * zi[j];
+        const double err = (std::fabs(stddev * zi[j]) + std::fabs(v)) * 0x1p-40;
+        near_boundary |= !same_bits(cast_to<T>(v - err), cast_to<T>(v + err));
+        out[j] = cast_to<T>(v);
+      }
+      if (!near_boundary) return;
+      for (int64_t j = 0; j < count; ++j) {
+        const double v = mean + stddev * zi[j];
+        const double err = (std::fabs(stddev * zi[j]) + std::fabs(v)) * 0x1p-40;
+        if (same_bits(cast_to<T>(v - err), cast_to<T>(v + err))) continue;
+        const int64_t i = i0 + j;
+        const uint32_t* w = words + 4 * (i / 2 - blk);
+        double z0, z1;
+        philox::normal_pair_from_block(philox::Block{{w[0], w[1], w[2], w[3]}}, &z0, &z1);
+        out[j] = cast_to<T>(mean + stddev * ((i % 2 == 0) ? z0 : z1));
       }
     });
   });
