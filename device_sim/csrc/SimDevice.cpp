@@ -86,13 +86,18 @@ void event_unref(SimEvent* e) {
 // (the worker comes by itself within kDeferredWakeNs) unless kDeferredBatch
 // ops have been deferred, and every wait for completion (stream and device
 // synchronize, stream query, event waits) wakes it at once
-// (flush_deferred_locked), so a caller that waits sees no added latency. A
-// timed wait that times out with nothing to run is followed by an untimed
-// one, so an idle simulator does not poll. An op nobody waits for may start
+// (flush_deferred_locked). A caller that waits often (a launch +
+// synchronize loop, a polling query) gains nothing from deferral and loses
+// the wake-up's overlap with its way to the wait (issue 4's round trip, 25 ->
+// 55 us loaded), so nothing is deferred within kDeferAfterWaitNs of the last
+// wait: deferral serves streams of launches nobody waits for. A timed wait
+// that times out with nothing to run is followed by an untimed one, so an
+// idle simulator does not poll. An op nobody waits for may start
 // up to kDeferredWakeNs late; back-to-back launches on a quiet machine are
 // still taken by the spin.
-constexpr int kDeferredBatch = 64;
-constexpr auto kDeferredWakeNs = std::chrono::microseconds(500);
+constexpr int kDeferredBatch = 256;
+constexpr int64_t kDeferAfterWaitNs = 1'000'000;
+constexpr auto kDeferredWakeNs = std::chrono::microseconds(1000);
 
 SimDevice::SimDevice(int index, size_t capacity, int workers)
     : index_(index), memory_(index, capacity), kernel_activity_(now_ns()), memory_activity_(now_ns()) {
@@ -201,13 +206,14 @@ void SimDevice::enqueue(SimStream* s, Op op) {
   // (waking a sleeper for it would cost a futex call and find nothing to run).
   if (sleeping_ > 0 && spinning_ == 0 && !s->running) {
     // Note [Deferred wake-ups]: a worker in a timed wait comes for this op on its own.
-    if (timed_sleepers_ > 0 && ++deferred_ < kDeferredBatch) return;
+    if (timed_sleepers_ > 0 && now_ns() - last_wait_ns_ > kDeferAfterWaitNs && ++deferred_ < kDeferredBatch) return;
     deferred_ = 0;
     work_cv_.notify_one();
   }
 }
 
 void SimDevice::flush_deferred_locked() {
+  last_wait_ns_ = now_ns();
   if (deferred_ > 0) {
     deferred_ = 0;
     work_cv_.notify_one();
