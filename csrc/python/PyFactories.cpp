@@ -22,9 +22,9 @@
 #include <backend_sdk/core/DimVector.h>
 #include <backend_sdk/ops/Functions.h>
 
-#include "Errors.h"
-#include "PyCore.h"
-#include "PyTensor.h"
+#include "python/Errors.h"
+#include "python/PyCore.h"
+#include "python/PyTensor.h"
 
 namespace sdk::python {
 namespace {
