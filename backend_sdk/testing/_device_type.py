@@ -128,7 +128,8 @@ def _instantiate_test(base: type, name: str, fn: Callable[..., Any]) -> dict[str
 
         functools.update_wrapper(instantiated, fn)
         del instantiated.__wrapped__  # pytest must see the stripped signature, not fn's
-        instantiated.__signature__ = _strip_params(fn, ["device", "devices", "dtype"])  # type: ignore[attr-defined]
+        supplied = ["devices" if wants_devices else "device"] + (["dtype"] if dtype_table else [])
+        instantiated.__signature__ = _strip_params(fn, supplied)  # type: ignore[attr-defined]
         instantiated.__name__ = name + suffix
         instantiated.__qualname__ = name + suffix
         tests[name + suffix] = instantiated
