@@ -18,7 +18,8 @@ from backend_sdk.testing import (available_device_types, deviceCountAtLeast, dty
 ROOT = Path(__file__).resolve().parents[1]
 
 # The operator test files written with instantiate_device_type_tests (their classes are checked below).
-DEVICE_GENERIC_FILES = ["tests/test_ops_nn_kernels.py", "tests/test_ops_reduce.py", "tests/test_ops_linalg.py"]
+DEVICE_GENERIC_FILES = ["tests/test_ops_nn_kernels.py", "tests/test_ops_reduce.py", "tests/test_ops_linalg.py",
+                        "tests/test_ops_loss.py", "tests/test_ops_composite.py"]
 
 
 def _instantiate(cls: type, **kw) -> dict:
