@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The operator test files written with instantiate_device_type_tests (their classes are checked below).
 DEVICE_GENERIC_FILES = ["tests/test_ops_nn_kernels.py", "tests/test_ops_reduce.py", "tests/test_ops_linalg.py",
-                        "tests/test_ops_loss.py", "tests/test_ops_composite.py", "tests/test_ops_elementwise.py"]
+                        "tests/test_ops_loss.py", "tests/test_ops_composite.py", "tests/test_ops_elementwise.py",
+                        "tests/test_ops_indexing.py"]
 
 
 def _instantiate(cls: type, **kw) -> dict:
