@@ -47,3 +47,18 @@ def ns() -> str:
 
 def arange_tensor(*shape: int, dtype=np.float32) -> backend_sdk.Tensor:
     return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape))
+
+
+SIM_BACKEND = "privateusethree"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    """device_sim attached to PrivateUse3 (unrenamed: the runtime tests drive the contract through
+    ``backend_sdk._runtime`` there); a module opts in with ``pytestmark = pytest.mark.usefixtures("sim")``.
+    Returns the simulator's ctypes library."""
+    import device_sim
+    from backend_sdk import _runtime
+
+    _runtime.attach_device_library(SIM_BACKEND, device_sim.library_path())
+    return device_sim.lib()
