@@ -35,7 +35,10 @@ does for ``__torch_dispatch__``:
      __torch_dispatch__ handlers returned NotImplemented: ...".
 Handlers run with autograd as the dispatcher left it: a call recorded by
 autograd reaches them with the Autograd keys excluded (below autograd), so what
-a handler computes on the unwrapped tensors is not recorded a second time.
+a handler computes on the unwrapped tensors is not recorded a second time, while
+grad mode is as the caller set it (``is_grad_enabled()`` is True in a training
+step, False under ``no_grad``), as in PyTorch (Note [Grad mode and the Autograd
+keys], csrc/backend_sdk/autograd/Fallback.cpp).
 """
 from __future__ import annotations
 
@@ -45,7 +48,6 @@ from typing import Any, Callable, Iterator
 
 from . import _C, _formats
 from ._tensor import Tensor
-from .library import _register_fallback
 
 __all__: list[str] = []  # internal: the public names are in backend_sdk.utils._python_dispatch
 
@@ -130,31 +132,6 @@ def _has_torch_dispatch(cls: type) -> bool:
     return getattr(cls, "__torch_dispatch__", None) is not None
 
 
-def _add_overloaded(found: list[type], obj: Any) -> None:
-    cls = type(obj)
-    if cls in found or not _C._has_python_key(obj) or not _has_torch_dispatch(cls):
-        return
-    for i, other in enumerate(found):  # a subclass goes before its first base already in the list
-        if issubclass(cls, other):
-            found.insert(i, cls)
-            return
-    found.append(cls)
-
-
-def _overloaded_types(args: tuple, kwargs: dict) -> list[type]:
-    """The overloaded classes of Note [Python dispatch] step 1. Schema arguments are tensors or lists of
-    tensors (Tensor[], Tensor?[]), never deeper."""
-    found: list[type] = []
-    for obj in (*args, *kwargs.values()) if kwargs else args:
-        if isinstance(obj, Tensor):
-            _add_overloaded(found, obj)
-        elif isinstance(obj, (list, tuple)):
-            for item in obj:
-                if isinstance(item, Tensor):
-                    _add_overloaded(found, item)
-    return found
-
-
 def _python_name(op: Any) -> str:
     """'backend_sdk.ops.aten.add.Tensor': the name PyTorch's error gives (torch.ops.aten.add.Tensor)."""
     ns, rest = op.__name__.split("::", 1)
@@ -163,29 +140,37 @@ def _python_name(op: Any) -> str:
     return f"backend_sdk.ops.{ns}.{rest}"
 
 
-def _handle(owner: Any, cls: type, op: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
-    """Steps 2 and 3 of Note [Python dispatch] for one handler: its registered rule, else __torch_dispatch__
-    (owner is the mode object or the subclass)."""
-    rule = _rule_for(op, cls)
-    if rule is not None:
-        return rule(owner, op, types, args, kwargs)
-    return owner.__torch_dispatch__(op, types, args, kwargs)
-
-
-def _python_key_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
-    overloaded = _overloaded_types(args, kwargs)
-    types = tuple(overloaded)
+def _python_key_fallback(op: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+    """The Python key's handler (Note [Python dispatch] steps 2-4); ``types`` are the overloaded classes of
+    step 1, found by the C++ fallback (Note [Python key fallback], csrc/python/PyPythonDispatch.cpp). Kept
+    flat (no helper calls): it runs once per operator call under a mode or on a subclass."""
     mode_obj = None
-    if _mode_stack():
-        mode_obj = _pop_mode()  # as _pop_mode_temporarily, without a generator per call
+    try:
+        stack = _tls.stack
+    except AttributeError:
+        stack = _mode_stack()
+    if stack:
+        # as _pop_mode_temporarily: the handler's own calls go to the modes below (or the subclasses)
+        mode_obj = stack.pop()
+        if not stack:
+            _C._set_python_dispatch_included(False)
         try:
-            result = _handle(mode_obj, type(mode_obj), op, types, args, kwargs)
+            rule = _rule_for(op, type(mode_obj)) if _rules else None
+            if rule is not None:
+                result = rule(mode_obj, op, types, args, kwargs)
+            else:
+                result = mode_obj.__torch_dispatch__(op, types, args, kwargs)
         finally:
-            _push_mode(mode_obj)
+            if not stack:
+                _C._set_python_dispatch_included(True)
+            stack.append(mode_obj)
         if result is not NotImplemented:
             return result
+    overloaded = types
     for cls in overloaded:
-        result = _handle(cls, cls, op, types, args, kwargs)
+        rule = _rule_for(op, cls) if _rules else None
+        result = rule(cls, op, types, args, kwargs) if rule is not None else cls.__torch_dispatch__(
+            op, types, args, kwargs)
         if result is not NotImplemented:
             return result
     if mode_obj is None and not overloaded:
@@ -238,5 +223,5 @@ def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage
 # on the class calls this function directly, without an import per call.
 Tensor._make_wrapper_subclass = staticmethod(_make_wrapper_subclass)  # type: ignore[method-assign]
 
-# The fallback holds for the process (the Library is never destroyed); importing this module installs it.
-_fallback_lib = _register_fallback("Python", _python_key_fallback)
+# The fallback holds for the process; importing this module installs it (Note [Python key fallback]).
+_C._set_python_key_fallback(_python_key_fallback)

@@ -80,19 +80,13 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, _B().Tensor)
 
 
-def _zeros(meta: Any) -> Any:
+def _zeros(meta: Any, g: Any = None) -> Any:
+    """Zeros shaped like meta's tensor; with g, made by ``aten::new_zeros`` on g (PyTorch's formulas use
+    ``grad.new_zeros``), so a __torch_dispatch__ subclass gradient gets zeros of its own class to write into
+    (otherwise its gradient would be written into a plain tensor and leave the formula as one)."""
+    if g is not None:
+        return _ops().new_zeros.default(g, list(meta.shape), dtype=meta.dtype, device=meta.device)
     return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
-
-
-def _zeros_for_writes(meta: Any, g: Any) -> Any:
-    """Zeros that a formula writes g into through a view. With create_graph the zeros must take
-    part in autograd before the view is taken, so that the write rebases them (CopySlices)."""
-    from .. import _C
-
-    z = _zeros(meta)
-    if _C._is_grad_enabled() and g.requires_grad:
-        z = z + g.sum() * 0
-    return z
 
 
 def _dims(dim: Any, ndim: int) -> list[int]:
@@ -113,7 +107,7 @@ def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
 
 
 # ---- arithmetic -------------------------------------------------------------
-@formula("_to_copy", "clone", "contiguous", "alias", "lift_fresh")
+@formula("_to_copy", "clone", "contiguous", "lift_fresh")
 def _identity_like(c):
     return {"self": c.g}
 
@@ -184,58 +178,11 @@ def _vector_norm(c):
 
 # ---- linear algebra -------------------------------------------------------------
 # ---- views and shape ops ------------------------------------------------------------
-@formula("view", "_unsafe_view", "reshape", "_reshape_alias", "squeeze", "squeeze.dim", "squeeze.dims",
-         "unsqueeze", "flatten.using_ints", "view_as", "expand_as_view")
+# view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
+# and unfold are in derivatives.def (Note [View operators]); narrow is composite (slice.Tensor).
+@formula("_unsafe_view", "reshape", "_reshape_alias", "flatten.using_ints", "view_as", "expand_as_view")
 def _reshape_back(c):
     return {"self": c.g.reshape(list(c["self"].shape))}
-
-
-@formula("expand")
-def _expand(c):
-    return {"self": sum_to(c.g, c["self"].shape)}
-
-
-@formula("transpose.int")
-def _transpose(c):
-    return {"self": c.g.transpose(c["dim0"], c["dim1"])}
-
-
-@formula("t")
-def _t(c):
-    return {"self": c.g.t()}
-
-
-@formula("permute")
-def _permute(c):
-    dims = [d % max(len(c["dims"]), 1) for d in c["dims"]]
-    inv = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return {"self": c.g.permute(inv)}
-
-
-@formula("select.int")
-def _select(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    z.select(c["dim"], c["index"]).copy_(c.g)
-    return {"self": z}
-
-
-@formula("slice.Tensor")
-def _slice(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    _ops().slice.Tensor(z, c["dim"], c["start"], c["end"], c["step"]).copy_(c.g)
-    return {"self": z}
-
-
-@formula("narrow")
-def _narrow(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    z.narrow(c["dim"], c["start"], c["length"]).copy_(c.g)
-    return {"self": z}
 
 
 @formula("as_strided", saves=("self",))
@@ -250,7 +197,7 @@ def _as_strided(c):
     def extent(shape, strides, off):
         return off + sum((s - 1) * st for s, st in zip(shape, strides) if s > 0) + 1
     n = max(extent(x.shape, x.stride(), 0), extent(size, stride, out_off), 1)
-    flat = B.zeros([n], dtype=c.g.dtype, device=x.device)
+    flat = _ops().new_zeros.default(c.g, [n], dtype=c.g.dtype, device=x.device)  # c.g's class (_zeros)
     if _no_internal_overlap(size, stride):
         # Each output element has a storage position of its own (every view op but expand): one strided
         # copy scatters the gradient, instead of an index of every position and an accumulating index_put.
@@ -329,27 +276,41 @@ def _split(c):
     return {"self": _B().cat(list(c.grads), c["dim"] % meta.dim())}
 
 
+FORMULAS["aten::chunk"] = Formula(_split, (), "SplitBackward0")  # chunk is split in PyTorch (its node's name)
+
+
 # ---- indexing -----------------------------------------------------------------------
 def _on(t: Any, device: Any) -> Any:
     """Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside self."""
     return t.to(device=device) if _is_tensor(t) and t.device != device else t
 
 
+def _index_put_into(z: Any, indices: list, g: Any) -> Any:
+    """z (fresh zeros, seen by no one else) with g accumulated at indices: in place, as PyTorch's
+    index_select_backward (zeros().index_add_()), saving the functional index_put's copy of z (the
+    embedding table's size, per backward). With create_graph the functional form keeps z out of the graph."""
+    from .. import _C
+
+    if _C._is_grad_enabled() and g.requires_grad:
+        return _ops().index_put.default(z, indices, g, True)
+    return _ops().index_put_.default(z, indices, g, True)
+
+
 @formula("index.Tensor", saves=("indices",))
 def _index(c):
     meta = c["self"]
-    z = _zeros(meta)
-    return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
+    z = _zeros(meta, c.g)
+    return {"self": _index_put_into(z, [_on(i, meta.device) for i in c["indices"]], c.g)}
 
 
 @formula("index_select", saves=("index",))
 def _index_select(c):
     meta = c["self"]
     d = c["dim"] % max(meta.dim(), 1)
-    z = _zeros(meta)
+    z = _zeros(meta, c.g)
     if meta.dim() == 0:
         return {"self": c.g.reshape([])}
-    return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
+    return {"self": _index_put_into(z, [None] * d + [_on(c["index"], meta.device)], c.g)}
 
 
 @formula("copy_", "copy")
@@ -510,7 +471,7 @@ def _masked_select(c):
 @formula("take", saves=("index",))
 def _take(c):
     meta = c["self"]
-    z = _zeros(meta).reshape([-1])
+    z = _zeros(meta, c.g).reshape([-1])
     z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
     return {"self": z.reshape(list(meta.shape))}
 
@@ -528,7 +489,8 @@ def _random_zero(c):
 # Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
 # constants, they do not require grad.
 NOT_DIFFERENTIABLE = frozenset(
-    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor")
+    "aten::" + n for n in ("detach", "rand_like", "randn_like", "randint_like", "randint_like.low_dtype",
+                           "randint_like.Tensor", "new_empty", "new_zeros", "new_ones", "new_full")
 )
 
 

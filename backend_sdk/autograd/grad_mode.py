@@ -1,9 +1,12 @@
 """Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``, and anomaly detection
 (``detect_anomaly``, ``set_detect_anomaly``), as ``torch.autograd.grad_mode`` / ``anomaly_mode``.
 
-Grad mode is per thread. It is the thread-local exclusion of the
+Grad mode is per thread: a flag of its own, and with it off the thread-local exclusion of the
 AutogradFunctionality dispatch key (Note [Autograd fallback fast path],
-csrc/backend_sdk/ops/detail/Autograd.h): with grad mode off, calls skip the Autograd keys entirely.
+csrc/backend_sdk/ops/detail/Autograd.h), so calls skip the Autograd keys entirely. Autograd's own
+below-autograd regions exclude the key without changing the flag: a ``__torch_dispatch__`` handler reached
+through autograd sees ``is_grad_enabled()`` True, as in PyTorch (Note [Grad mode and the Autograd keys],
+csrc/backend_sdk/autograd/Fallback.cpp).
 Inference mode is per thread too: grad mode off plus the flag that makes new tensors inference tensors
 (Note [Inference tensors], csrc/backend_sdk/tensor/TensorImpl.h). Anomaly mode is process-wide
 (Note [Anomaly mode], backend_sdk/autograd/_graph_api.py).

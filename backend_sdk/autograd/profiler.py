@@ -40,6 +40,7 @@ class profile:
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self.function_events: Optional[EventList] = None
         self._session: Optional[_Session] = None
         self.entered = False
@@ -52,7 +53,7 @@ class profile:
         self.entered = True
         self._session = _Session(use_cpu=self.use_cpu, device_backends=[self.use_device] if self.use_device else [],
                                  record_shapes=self.record_shapes, profile_memory=self.profile_memory,
-                                 with_stack=self.with_stack)
+                                 with_stack=self.with_stack, with_flops=self.with_flops)
         self._session.start()
         return self
 

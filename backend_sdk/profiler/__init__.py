@@ -84,24 +84,24 @@ def _device_backend() -> Optional[str]:
         return None
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0) -> Callable[[int], ProfilerAction]:
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
+             skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
     """PyTorch's schedule: skip ``skip_first`` steps, then cycles of ``wait`` (NONE), ``warmup`` (WARMUP) and
-    ``active`` steps (RECORD, the last RECORD_AND_SAVE), ``repeat`` times (0: until the profile ends)."""
+    ``active`` steps (RECORD, the last RECORD_AND_SAVE), ``repeat`` times (0: until the profile ends); with
+    ``skip_first_wait`` non-zero the first cycle starts without its ``wait`` steps."""
     for name, value in (("wait", wait), ("warmup", warmup), ("active", active), ("repeat", repeat),
-                        ("skip_first", skip_first)):
+                        ("skip_first", skip_first), ("skip_first_wait", skip_first_wait)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"schedule(): {name} must be an int, got {type(value).__name__}")
-    if not (wait >= 0 and warmup >= 0 and active > 0 and repeat >= 0 and skip_first >= 0):
-        raise AssertionError("Invalid profiler schedule arguments")
-    if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results")
 
     def schedule_fn(step: int) -> ProfilerAction:
         if step < 0:
-            raise AssertionError(f"schedule: step must be >= 0, got {step}")
+            raise AssertionError(f"Step must be non-negative. Got {step}.")
         if step < skip_first:
             return ProfilerAction.NONE
         step -= skip_first
+        if skip_first_wait != 0:  # the first cycle's wait is skipped: shift every step by it
+            step += wait
         num_steps = wait + warmup + active
         if repeat > 0 and step / num_steps >= repeat:
             return ProfilerAction.NONE
@@ -112,6 +112,12 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
             return ProfilerAction.WARMUP
         return ProfilerAction.RECORD if mod < num_steps - 1 else ProfilerAction.RECORD_AND_SAVE
 
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise AssertionError(
+            f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
+            f"active={active} (need > 0), repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
+    if warmup == 0:
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
     return schedule_fn
 
 
@@ -171,12 +177,13 @@ class _Session:
     """One recording: the dispatcher's hook and the devices' traces (Note [Profiler sessions])."""
 
     def __init__(self, *, use_cpu: bool, device_backends: list[str], record_shapes: bool, profile_memory: bool,
-                 with_stack: bool) -> None:
+                 with_stack: bool, with_flops: bool = False) -> None:
         self.use_cpu = use_cpu
         self.device_backends = device_backends
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self.traced: list[str] = []
         self.function_events: Optional[EventList] = None
         self.running = False
@@ -185,8 +192,10 @@ class _Session:
         from backend_sdk import _runtime
 
         flags = 0
-        if self.record_shapes:
+        if self.record_shapes or self.with_flops:  # the FLOP formulas need the shapes (shown only if asked)
             flags |= _C._profiler.RECORD_SHAPES
+        if self.with_stack:
+            flags |= _C._profiler.RECORD_STACK
         if self.profile_memory:
             flags |= _C._profiler.RECORD_MEMORY
         self.traced = [b for b in self.device_backends
@@ -227,7 +236,7 @@ class _Session:
         memory = [MemoryRecord(m) for m in _C._profiler.collect_memory()] if self.profile_memory else []
         use_device = self.device_backends[0] if self.device_backends else None
         events = build_events(_C._profiler.collect(), records, memory, use_device, self.profile_memory,
-                              self.record_shapes)
+                              self.record_shapes, _C._profiler.collect_extras(), self.with_stack, self.with_flops)
         if not self.use_cpu:  # device activity only: keep the operators that launched device work
             events = EventList([e for e in events if e.kernels], use_device=use_device,
                                profile_memory=self.profile_memory, device_records=records)
@@ -277,7 +286,7 @@ class _KinetoProfile:
         self.profiler = _Session(use_cpu=ProfilerActivity.CPU in self.activities,
                                  device_backends=[self.use_device] if self.use_device else [],
                                  record_shapes=self.record_shapes, profile_memory=self.profile_memory,
-                                 with_stack=self.with_stack)
+                                 with_stack=self.with_stack, with_flops=self.with_flops)
 
     def start_trace(self) -> None:
         if self.profiler is None:

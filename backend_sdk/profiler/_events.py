@@ -15,9 +15,17 @@ device time is the duration of the kernels the event itself launched; the device
 descendants'. The Chrome trace puts the host on pid = the process id, tid = the OS thread, and each
 device on its own pid with one tid per stream, plus "ac2g" flow events (ph "s" on the operator, ph "f"
 with ``bp: "e"`` on the kernel) for each correlated record.
+
+Autograd: a forward operator's event and the engine's "autograd::engine::evaluate_function: XBackward0"
+event of the node it recorded carry the same ``sequence_nr`` (trace arg "Sequence number"); the backward
+event's ``fwd_thread`` is the forward event's thread ("Fwd thread id"). ``with_stack`` adds each event's
+Python stack (``stack``, trace arg "Call stack"), ``with_flops`` PyTorch's FLOP estimates (``flops``,
+trace arg "flops") for mm, addmm, bmm, baddbmm, conv2d, mul and add (:func:`_estimate_flops`). Those come
+from Note [Record function extras] (csrc/backend_sdk/dispatch/RecordFunctionExtras.h).
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections import defaultdict
@@ -115,6 +123,10 @@ class FunctionEvent:
         self.device_memory_usage = 0
         self.stack: list[str] = []
         self.sequence_nr = -1
+        #: For a backward (evaluate_function) event: the thread of the forward operator of its node (0: none).
+        self.fwd_thread = 0
+        #: With record_shapes: per argument the value of an int, float, bool or int list ("" otherwise).
+        self.concrete_inputs: list = []
         self.device_type = "cpu"
         self.device_index = 0
         self.is_async = False
@@ -238,6 +250,8 @@ class FunctionEventAvg:
             self.cpu_parent = other.cpu_parent
             self.cpu_children = other.cpu_children
             self.input_shapes = other.input_shapes
+            self.overload_name = other.overload_name
+            self.stack = other.stack
             self.use_device = other.use_device
             self.is_user_annotation = other.is_user_annotation
         if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
@@ -257,6 +271,7 @@ class FunctionEventAvg:
         self.device_memory_usage += other.device_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
         self.self_device_memory_usage += other.self_device_memory_usage
+        self.flops += other.flops or 0
         self.count += other.count
 
     def __iadd__(self, other: "FunctionEvent | FunctionEventAvg") -> "FunctionEventAvg":
@@ -361,7 +376,23 @@ class EventList(list):
         if has_shapes:
             headers.append("Input Shapes")
             widths.append(shapes_width)
+        # PyTorch's FLOPs column (auto-scaled by the smallest positive count) and Source Location column.
+        raw_flops = [e.flops for e in self if (e.flops or 0) > 0] if self._with_flops else []
+        if raw_flops:
+            flops_scale, flops_header = _auto_scale_flops(min(raw_flops))
+            headers.append(f"Total {flops_header}")
+            widths.append(12)
+        stacks = [e.stack for e in self if e.stack]
+        src_width = 0
+        if stacks:
+            src_width = max(len(entry) for st in stacks for entry in st) + 4
+            if max_src_column_width is not None:
+                src_width = min(src_width, max_src_column_width)
+            headers.append("Source Location")
+            widths.append(src_width)
         fmt = "".join("{:>" + str(w) + "}  " for w in widths)
+        if stacks:  # the source column is left-aligned, as PyTorch's
+            fmt = "".join("{:>" + str(w) + "}  " for w in widths[:-1]) + "{:<" + str(src_width) + "}  "
         sep = "".join("-" * w + "  " for w in widths)
         total_self_cpu = sum(e.self_cpu_time_total for e in self)
         total_self_device = sum(e.self_device_time_total for e in self)
@@ -387,7 +418,16 @@ class EventList(list):
             row.append(str(e.count))
             if has_shapes:
                 row.append(str(e.input_shapes)[:shapes_width])
+            if raw_flops:
+                row.append("--" if (e.flops or 0) <= 0 else f"{e.flops * flops_scale:8.3f}")
+            if stacks:
+                row.append(_trim_path(e.stack[0], src_width) if e.stack else "")
             lines.append(fmt.format(*row))
+            if stacks:
+                blank = [""] * (len(headers) - 1)
+                for entry in (e.stack or [])[1:]:
+                    lines.append(fmt.format(*(blank + [_trim_path(entry, src_width)])))
+                lines.append(fmt.format(*(blank + [""])))
         lines.append(sep)
         lines.append(f"Self CPU time total: {_format_time(total_self_cpu)}")
         if has_device_time:
@@ -407,15 +447,17 @@ class EventList(list):
                 key += (str(evt.input_shapes),)
             if group_by_overload_name:
                 key += (evt.overload_name,)
+            if group_by_stack_n > 0:  # PyTorch's: the innermost n frames are part of the key
+                key += tuple(evt.stack[:group_by_stack_n])
             stats[key].add(evt)
         out = EventList(stats.values(), use_device=self._use_device, profile_memory=self._profile_memory,
                         with_flops=self._with_flops)
         for evt in out:
-            evt.stack = []
+            evt.stack = list(evt.stack or [])[:group_by_stack_n]
             if not group_by_input_shapes:
                 evt.input_shapes = ""
-            if group_by_overload_name:
-                evt.overload_name = next((e.overload_name for e in self if e.key == evt.key), "")
+            if not group_by_overload_name:
+                evt.overload_name = ""
         return out
 
     def total_average(self) -> FunctionEventAvg:
@@ -458,6 +500,13 @@ class EventList(list):
                 args["Fallback"] = e.fallback_key
             if e.is_python_kernel:
                 args["Python kernel"] = 1
+            if e.sequence_nr >= 0:
+                args["Sequence number"] = e.sequence_nr
+                args["Fwd thread id"] = e.fwd_thread if e.fwd_thread else e.thread
+            if e.stack:
+                args["Call stack"] = ";".join(e.stack)
+            if e.flops:
+                args["flops"] = e.flops
             out.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op", "name": e.name,
                         "pid": pid, "tid": e.thread, "ts": e.time_range.start, "dur": e.time_range.elapsed_us(),
                         "args": args})
@@ -502,9 +551,88 @@ class EventList(list):
                 "traceEvents": out}
 
 
+# PyTorch's _filter_stack_entry, for our paths: frames of backward()'s own machinery are left out.
+_FILTERED_STACK_ENTRIES = (("autograd/__init__", "_make_grads"), ("autograd/__init__", "backward"),
+                           ("backend_sdk/_tensor", "backward"), ("backend_sdk/profiler", ""))
+
+_EVALUATE_FUNCTION = "autograd::engine::evaluate_function: "
+
+
+def _filter_stack_entry(entry: str) -> bool:
+    return all(not (f in entry and fn in entry) for f, fn in _FILTERED_STACK_ENTRIES)
+
+
+def _trim_path(path: str, width: int) -> str:
+    if len(path) > width:
+        path = path[len(path) - width:]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
+def _auto_scale_flops(flops: int) -> tuple[float, str]:
+    import math
+
+    headers = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+    log_flops = max(0.0, min(math.log10(flops) / 3, float(len(headers) - 1)))
+    return pow(10, math.floor(log_flops) * -3.0), headers[int(log_flops)]
+
+
+def _concrete(v: str) -> Any:
+    try:
+        return ast.literal_eval(v) if v else None
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _estimate_flops(name: str, shapes: list, concrete: list) -> int:
+    """PyTorch's profiler FLOP formulas (torch/csrc/profiler/util.cpp computeFlops): 2*m*k*n for mm and addmm,
+    2*b*m*n*k for bmm and baddbmm, 2*N*Ho*Wo*kh*kw*Cin*Cout/groups for a 4-d conv2d, the first input's numel
+    for mul and add of two tensors; 0 for every other operator. ``shapes`` has None for non-tensors."""
+    def shape(i: int) -> list:
+        return list(shapes[i]) if i < len(shapes) and shapes[i] is not None else []
+
+    if name in ("aten::mm", "aten::addmm"):
+        a, b = (shape(0), shape(1)) if name == "aten::mm" else (shape(1), shape(2))
+        return 2 * a[0] * a[1] * b[1] if len(a) == 2 and len(b) == 2 else 0
+    if name in ("aten::bmm", "aten::baddbmm"):
+        a, b = (shape(0), shape(1)) if name == "aten::bmm" else (shape(1), shape(2))
+        return 2 * a[0] * a[1] * b[2] * a[2] if len(a) == 3 and len(b) == 3 else 0
+    if name == "aten::conv2d":
+        x, w = shape(0), shape(1)
+        if len(x) != 4 or len(w) != 4:
+            return 0
+        stride, padding, dilation, groups = (_concrete(concrete[i]) if i < len(concrete) else None
+                                             for i in range(3, 7))
+
+        def pair(v: Any, default: int) -> list[int]:
+            if v is None:
+                return [default, default]
+            v = list(v) if isinstance(v, (list, tuple)) else [v]
+            return (v * 2)[:2] if len(v) == 1 else v[:2]
+
+        st, pad, dil = pair(stride, 1), pair(padding, 0), pair(dilation, 1)
+        groups = groups if isinstance(groups, int) and groups > 0 else 1
+        n, cin, h, wd = x
+        cout, _, kh, kw = w
+        out_h = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // st[0] + 1
+        out_w = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // st[1] + 1
+        return 2 * n * out_h * out_w * kh * kw * cin * cout // groups
+    if name in ("aten::mul", "aten::add"):
+        if len(shapes) >= 2 and shapes[0] is not None and shapes[1] is not None:
+            out = 1
+            for d in shapes[0]:
+                out *= int(d)
+            return out
+    return 0
+
+
 def build_events(raw_events: Iterable[tuple], device_records: list[DeviceRecord], memory: list[MemoryRecord],
-                 use_device: Optional[str], profile_memory: bool, record_shapes: bool) -> EventList:
-    """Joins the session's three streams into an :class:`EventList` (Note [Profiler events])."""
+                 use_device: Optional[str], profile_memory: bool, record_shapes: bool,
+                 extras: Optional[dict] = None, with_stack: bool = False, with_flops: bool = False) -> EventList:
+    """Joins the session's three streams into an :class:`EventList` (Note [Profiler events]); ``extras`` are
+    the events' sequence numbers, stacks and concrete inputs (``_C._profiler.collect_extras()``)."""
+
     from backend_sdk import _C
 
     py_flag = _C._profiler.EVENT_PYTHON_KERNEL
@@ -520,8 +648,28 @@ def build_events(raw_events: Iterable[tuple], device_records: list[DeviceRecord]
                           is_user_annotation=bool(flags & scope_flag), use_device=use_device,
                           dispatch_key=dispatch_key, fallback_key=fallback_key,
                           is_python_kernel=bool(flags & py_flag), parent_id=parent_id)
+        x = extras.get(eid) if extras else None
+        if x is not None:
+            seq, stack, concrete = x
+            e.sequence_nr = seq
+            if with_stack:
+                e.stack = [entry for entry in stack if _filter_stack_entry(entry)]
+            if record_shapes:
+                e.concrete_inputs = [_concrete(v) if v else "" for v in concrete]
+        if with_flops:
+            e.flops = _estimate_flops(name, [list(sh) if d and not d.startswith("TensorList") and d != "Scalar"
+                                             else None for sh, d in zip(shapes, dtypes)],
+                                      list(x[2]) if x is not None else [])
         events.append(e)
         by_id[eid] = e
+    # A backward event's forward thread: the thread of the forward operator that has its sequence number.
+    fwd_threads: dict[int, int] = {}
+    for e in events:
+        if e.sequence_nr >= 0 and not e.name.startswith(_EVALUATE_FUNCTION):
+            fwd_threads.setdefault(e.sequence_nr, e.thread)
+    for e in events:
+        if e.sequence_nr >= 0 and e.name.startswith(_EVALUATE_FUNCTION):
+            e.fwd_thread = fwd_threads.get(e.sequence_nr, 0)
     for e in events:
         parent = by_id.get(e._parent_id)
         if parent is not None:
@@ -547,4 +695,4 @@ def build_events(raw_events: Iterable[tuple], device_records: list[DeviceRecord]
     for e in reversed(events):  # by start time: children after their parents, so reversed is children first
         e._totals = e._compute_totals()
     return EventList(events, use_device=use_device, profile_memory=profile_memory, device_records=device_records,
-                     memory_records=memory if profile_memory else [])
+                     memory_records=memory if profile_memory else [], with_flops=with_flops)

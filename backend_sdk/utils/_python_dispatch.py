@@ -11,11 +11,13 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
+from .. import _C
 from .. import _python_dispatch_impl as _impl
 from .._tensor import Tensor
 
 __all__ = [
     "TorchDispatchMode",
+    "return_and_correct_aliasing",
     "is_traceable_wrapper_subclass",
     "is_traceable_wrapper_subclass_type",
     "transform_subclass",
@@ -119,3 +121,69 @@ def transform_subclass(t: Tensor, callback: Callable[[str, Tensor], Tensor], out
         raise AssertionError(f"Expected return value from {type(t).__qualname__}__tensor_unflatten__() to have "
                              f"shape equal to {tuple(outer_size)}, but got: {tuple(sub.shape)}")
     return sub
+
+
+# The in-place view operators (PyTorch's `inplace_view` tag): they change self's geometry, not its data.
+_INPLACE_VIEW_OPS = frozenset({
+    "aten::as_strided_", "aten::t_", "aten::transpose_", "aten::squeeze_", "aten::unsqueeze_", "aten::swapdims_",
+    "aten::swapaxes_", "aten::detach_",
+})
+
+
+def _alias_arg(func: Any, alias: Any, args: tuple, kwargs: dict) -> Any:
+    """The argument (by position or keyword) whose schema alias set holds ``alias``."""
+    schema = func._schema
+    found = [i for i, a in enumerate(schema.arguments)
+             if a.alias_info is not None and alias in a.alias_info.before_set]
+    if len(found) != 1:
+        raise AssertionError("Expected exactly one argument index for the given output alias")
+    i = found[0]
+    arg = schema.arguments[i]
+    if arg.name in kwargs:
+        return kwargs[arg.name]
+    if i < len(args):
+        return args[i]
+    return arg.default_value
+
+
+def return_and_correct_aliasing(func: Any, args: tuple, kwargs: dict | None, out: Any) -> Any:
+    """What a wrapper subclass's ``__torch_dispatch__`` returns so that its outputs alias as ``func``'s schema
+    says, as PyTorch's: an in-place or out= operator returns the argument it wrote into (the same object), a
+    view operator's wrapper output shares its input's storage (``untyped_storage()`` aliasing, not data: the
+    wrappers have none), and an in-place view operator (``transpose_``, ``as_strided_``...) leaves the input
+    wrapper with the geometry of ``out``."""
+    kwargs = kwargs or {}
+    schema = func._schema
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    rets = schema.returns
+    # Views: every immutable alias of an input shares that input's storage.
+    for r, o in zip(rets, outs):
+        if r.alias_info is None or r.alias_info.is_write:
+            continue
+        for alias in r.alias_info.before_set:
+            src = _alias_arg(func, alias, args, kwargs)
+            for item in (o if isinstance(o, (list, tuple)) else (o,)):
+                if isinstance(item, Tensor) and isinstance(src, Tensor):
+                    if type(item) is not type(src) and (is_traceable_wrapper_subclass(item)
+                                                        or is_traceable_wrapper_subclass(src)):
+                        raise AssertionError(f"Called {func.name()} with input of type {type(src)}\nand output of "
+                                             f"type {type(item)}. But expected types to match.")
+                    if _C._has_python_key(item) and _C._has_python_key(src) and item is not src:
+                        _C._python_key_alias_storage(item, src)
+    if func.name() in _INPLACE_VIEW_OPS and outs and isinstance(outs[0], Tensor):
+        target = args[0] if args else kwargs.get("self")
+        if isinstance(target, Tensor) and target is not outs[0] and _C._has_python_key(target):
+            _C._python_key_set_geometry(target, list(outs[0].shape), list(outs[0].stride()),
+                                              outs[0].storage_offset())
+    # Mutable aliases: return the inputs themselves.
+    if not any(r.alias_info is not None and r.alias_info.is_write for r in rets):
+        return out
+    fixed = []
+    for r, o in zip(rets, outs):
+        if r.alias_info is not None and r.alias_info.is_write:
+            fixed.append(_alias_arg(func, next(iter(r.alias_info.before_set)), args, kwargs))
+        else:
+            fixed.append(o)
+    if isinstance(out, (tuple, list)):
+        return type(out)(fixed) if isinstance(out, tuple) else fixed
+    return fixed[0]

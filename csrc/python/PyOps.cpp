@@ -25,6 +25,7 @@
 #include "python/Errors.h"
 #include "python/PyArgs.h"
 #include "python/PyCore.h"
+#include "python/PyPythonDispatch.h"
 #include "python/PyTensor.h"
 
 namespace py = pybind11;
@@ -842,6 +843,15 @@ std::string caller_location() {
 
 }  // namespace
 
+// The Python dispatch key's fallback (PyPythonDispatch.cpp) boxes and unboxes as the Python fallbacks do.
+std::pair<py::list, py::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack) {
+  return pop_python_arguments(schema, stack);
+}
+void push_returns_from_python(const FunctionSchema& schema, py::handle result, Stack* stack) {
+  push_python_returns(schema, result, stack);
+}
+py::object op_overload_object(const OperatorHandle& op) { return overload_object(op); }
+
 void init_ops(py::module_& m) {
   init_op_types();
   m.add_object("OpOverload", py::handle(reinterpret_cast<PyObject*>(&g_overload_type)));
@@ -1206,13 +1216,14 @@ void init_ops(py::module_& m) {
   m.def(
       "_detach",
       [](const Tensor& t) {
-        // An alias with no autograd state: not a view for autograd (PyTorch's detach() is not _is_view()).
-        static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::as_strided").typed<
-            Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<int64_t>)>();
+        // aten::detach (Note [View operators]): an alias with no autograd state, not a view for autograd
+        // (PyTorch's detach() is not _is_view()); a __torch_dispatch__ handler sees aten::detach.
+        static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::detach").typed<
+            Tensor(const Tensor&)>();
         Tensor out;
         {
           ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
-          out = op.call(t, t.sizes(), t.strides(), t.storage_offset());
+          out = op.call(t);
         }
         if (autograd::AutogradMeta* meta = autograd::maybe_autograd_meta(out)) {
           meta->view_base = Tensor();

@@ -8,6 +8,7 @@
 
 #include <backend_sdk/core/Exception.h>
 #include <backend_sdk/dispatch/RecordFunction.h>
+#include <backend_sdk/dispatch/RecordFunctionExtras.h>
 #include "python/PyRuntime.h"
 
 namespace py = pybind11;
@@ -24,6 +25,32 @@ class PyRecordScope {
  private:
   std::unique_ptr<profiler::RecordFunctionGuard> guard_;
 };
+
+// Note [Record function extras] (dispatch/RecordFunctionExtras.h): the Python stack of the calling
+// thread, innermost frame first, as "file(line): function"; empty when the thread does not hold the GIL
+// (a C++ thread, or Python code that released it around the call).
+std::vector<std::string> python_stack() {
+  std::vector<std::string> out;
+  if (!Py_IsInitialized() || !PyGILState_Check()) return out;
+  PyFrameObject* f = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(f);
+  constexpr size_t kMaxDepth = 128;
+  while (f != nullptr && out.size() < kMaxDepth) {
+    PyCodeObject* code = PyFrame_GetCode(f);  // new reference
+    const int line = PyFrame_GetLineNumber(f);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    if (file == nullptr) PyErr_Clear();
+    const char* name = PyUnicode_AsUTF8(code->co_name);
+    if (name == nullptr) PyErr_Clear();
+    out.push_back(std::string(file ? file : "?") + "(" + std::to_string(line) + "): " + (name ? name : "?"));
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(f);  // new reference
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  return out;
+}
 
 }  // namespace
 
@@ -45,7 +72,26 @@ void init_profiler(py::module_& parent) {
       },
       py::arg("flags"), py::arg("backends") = std::vector<std::string>(),
       "Starts a session (ValueError if one is active); backends get correlation ids with RECORD_DEVICE.");
+  m.attr("RECORD_STACK") = static_cast<uint32_t>(profiler::kRecordStack);
+  // The Python stack hook stays installed: it runs only for sessions started with RECORD_STACK.
+  profiler::set_stack_hook(&python_stack);
   m.def("stop", &profiler::stop);
+  m.def(
+      "collect_extras",
+      [] {
+        std::vector<profiler::EventExtras> extras;
+        {
+          py::gil_scoped_release nogil;
+          extras = profiler::collect_event_extras();
+        }
+        py::dict out;  // id -> (sequence_nr, stack, concrete_inputs)
+        for (auto& x : extras) {
+          out[py::int_(x.id)] = py::make_tuple(x.sequence_nr, py::cast(x.stack), py::cast(x.concrete_inputs));
+        }
+        return out;
+      },
+      "Note [Record function extras] of the current or last session's events: id -> (sequence_nr, stack, "
+      "concrete_inputs).");
   m.def("is_enabled", [] { return profiler::g_record_function_flags.load() != 0; });
   m.def("now_ns", &profiler::now_ns, "The steady clock of the events (time.monotonic_ns on Linux).");
   m.def("registered_thread_buffers", &profiler::registered_thread_buffers);

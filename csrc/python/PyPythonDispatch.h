@@ -28,7 +28,11 @@
 #pragma once
 
 #include <Python.h>
+#include <pybind11/pybind11.h>
 
+#include <utility>
+
+#include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/tensor/Tensor.h>
 
 namespace sdk::python {
@@ -42,5 +46,11 @@ bool has_python_key(const Tensor& t);
 // The class parked for t's next wrapper, removed from the parked state: a new
 // reference, or nullptr when none was parked.
 PyTypeObject* take_parked_python_class(const Tensor& t);
+
+// Boxing for Python fallbacks, defined in PyOps.cpp (GIL held): the operator's arguments popped as
+// (args, kwargs), a Python result pushed as the schema's returns, and the OpOverload object of `op`.
+std::pair<pybind11::list, pybind11::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack);
+void push_returns_from_python(const FunctionSchema& schema, pybind11::handle result, Stack* stack);
+pybind11::object op_overload_object(const OperatorHandle& op);
 
 }  // namespace sdk::python

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include <backend_sdk/dispatch/Dispatcher.h>
+#include <backend_sdk/dispatch/RecordFunctionExtras.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/MathFunctions.h>
 #include <backend_sdk/runtime/Event.h>
@@ -207,6 +208,14 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
     // With capture, a node on no path to a captured edge is not evaluated at all (no hooks run there),
     // as PyTorch's exec_info skips it; its successors are not on such a path either.
     if (!capture.empty() && !needed[node]) continue;
+    // PyTorch's evaluate_function event for the profiler, with the node's sequence number
+    // (Note [Record function extras]); one flag load when no profiler records.
+    std::optional<profiler::RecordFunctionGuard> profiled;
+    if (profiler::record_function_active()) {
+      profiled.emplace("autograd::engine::evaluate_function: " + node->name());
+      const uint64_t seq = node->sequence_nr();
+      profiler::set_current_sequence_nr(seq == UINT64_MAX ? -1 : static_cast<int64_t>(seq), false);
+    }
     if (buf.size() < node->num_inputs()) buf.resize(node->num_inputs());
     // The node runs on its forward's stream (PyTorch's engine does the same).
     std::optional<runtime::StreamGuard> stream_guard;

@@ -17,7 +17,11 @@ namespace sdk::autograd {
 
 void (*AutogradMeta::release_py_state)(void*) = nullptr;
 
-bool requires_grad(const Tensor& t) { return boxing::tensor_requires_grad(t); }
+// The flag itself (an inference tensor's too); the fallback's check is boxing::tensor_requires_grad.
+bool requires_grad(const Tensor& t) {
+  const AutogradMetaInterface* m = t.defined() ? t.impl()->autograd_meta() : nullptr;
+  return m != nullptr && m->requires_grad();
+}
 
 AutogradMeta* maybe_autograd_meta(const Tensor& t) {
   if (!t.defined()) return nullptr;
@@ -172,12 +176,36 @@ void set_recording_hook(KernelFunction hook) {
 
 bool has_recording_hook() { return g_hook.load(std::memory_order_acquire) != nullptr; }
 
-bool is_grad_enabled() { return !tls_local_dispatch_key_set().excluded.has(DispatchKey::AutogradFunctionality); }
+// Note [Grad mode and the Autograd keys]
+// Grad mode is a thread-local flag of its own, as c10's GradMode, and is_grad_enabled() reads it.
+// Turning it off also excludes AutogradFunctionality on the thread, so calls skip the Autograd keys
+// entirely (the SDK's no_grad costs nothing per call). The autograd kernels' own "below autograd"
+// regions (record_with_formula, the Python recording hook, a custom op's autograd kernel:
+// PyTorch's AutoDispatchBelowADInplaceOrView) exclude the key without touching the flag, so code
+// they reach -- a __torch_dispatch__ handler, a backend kernel -- sees grad mode as the caller set
+// it (True in an ordinary training step), as in PyTorch. set_grad_enabled(true) lifts only an
+// exclusion that set_grad_enabled(false) put there (t_grad_mode_excludes): `with no_grad()` inside
+// such a region leaves the region's exclusion in place when it exits.
+namespace {
+thread_local bool t_grad_mode = true;
+thread_local bool t_grad_mode_excludes = false;
+}  // namespace
+
+bool is_grad_enabled() { return t_grad_mode; }
 
 void set_grad_enabled(bool enabled) {
   LocalDispatchKeySet s = tls_local_dispatch_key_set();
-  DispatchKeySet k(DispatchKey::AutogradFunctionality);
-  s.excluded = enabled ? s.excluded - k : s.excluded | k;
+  const DispatchKeySet k(DispatchKey::AutogradFunctionality);
+  t_grad_mode = enabled;
+  if (!enabled) {
+    if (s.excluded.has(DispatchKey::AutogradFunctionality)) return;  // a region's exclusion (or ours) holds
+    s.excluded = s.excluded | k;
+    t_grad_mode_excludes = true;
+  } else {
+    if (!t_grad_mode_excludes) return;
+    t_grad_mode_excludes = false;
+    s.excluded = s.excluded - k;
+  }
   tls_set_local_dispatch_key_set(s);
 }
 

@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include <backend_sdk/dispatch/LocalDispatchKeySet.h>
+#include <backend_sdk/dispatch/RecordFunction.h>
+#include <backend_sdk/dispatch/RecordFunctionExtras.h>
 #include <backend_sdk/ops/Functions.h>
 
 namespace sdk::autograd {
@@ -21,7 +23,10 @@ uint64_t next_sequence_nr() { return g_sequence_nr.fetch_add(1, std::memory_orde
 
 void (*Node::release_py_state)(void*) = nullptr;
 
-Node::Node(edge_list next_edges) : sequence_nr_(next_sequence_nr()), next_edges_(std::move(next_edges)) {}
+Node::Node(edge_list next_edges) : sequence_nr_(next_sequence_nr()), next_edges_(std::move(next_edges)) {
+  // Note [Record function extras]: the operator being recorded links to this node.
+  if (profiler::record_function_active()) profiler::set_current_sequence_nr(static_cast<int64_t>(sequence_nr_), true);
+}
 
 // Note [Iterative graph destruction]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -1,4 +1,5 @@
 #include <backend_sdk/core/Allocator.h>
+#include <backend_sdk/core/detail/CpuAllocationObserver.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -179,9 +180,43 @@ DataPtr allocate_large_cached(size_t nbytes) {
   return DataPtr(block->ptr, block, &free_large, Device(DeviceType::CPU));
 }
 
+// Note [CPU allocation observer] (core/detail/CpuAllocationObserver.h).
+std::atomic<detail::CpuAllocationObserver> g_cpu_observer{nullptr};
+std::atomic<int64_t> g_cpu_observed_bytes{0};  // live bytes of the buffers allocated while observed
+
+struct ObservedBlock {
+  DataPtr inner;  // the allocator's own DataPtr: freeing the record frees the buffer
+  int64_t bytes;
+};
+
+void free_observed(void* ctx) {
+  auto* b = static_cast<ObservedBlock*>(ctx);
+  const int64_t total = g_cpu_observed_bytes.fetch_sub(b->bytes, std::memory_order_relaxed) - b->bytes;
+  if (detail::CpuAllocationObserver fn = g_cpu_observer.load(std::memory_order_acquire)) {
+    fn(reinterpret_cast<uintptr_t>(b->inner.get()), -b->bytes, total);
+  }
+  delete b;
+}
+
+DataPtr observe_allocation(DataPtr d, size_t nbytes, detail::CpuAllocationObserver fn) {
+  void* data = d.get();
+  const auto bytes = static_cast<int64_t>(nbytes);
+  auto* block = new ObservedBlock{std::move(d), bytes};
+  const int64_t total = g_cpu_observed_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  fn(reinterpret_cast<uintptr_t>(data), bytes, total);
+  return DataPtr(data, block, &free_observed, Device(DeviceType::CPU));
+}
+
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
+    detail::CpuAllocationObserver fn = g_cpu_observer.load(std::memory_order_relaxed);
+    if (SDK_UNLIKELY(fn != nullptr)) return observe_allocation(allocate_plain(nbytes), nbytes, fn);
+    return allocate_plain(nbytes);
+  }
+
+ private:
+  static DataPtr allocate_plain(size_t nbytes) {
     size_t rounded = nbytes == 0 ? kAlignment : (nbytes + kAlignment - 1) / kAlignment * kAlignment;
     SDK_CHECK_KIND(ErrorKind::OutOfMemory, rounded >= nbytes, kCpuOutOfMemory, nbytes, " bytes (CPU out of memory)");
     size_t cls = rounded / kAlignment - 1;
@@ -214,6 +249,10 @@ std::atomic<Allocator*>& slot(DeviceType type) {
 }
 
 }  // namespace
+
+void detail::set_cpu_allocation_observer(detail::CpuAllocationObserver fn) {
+  g_cpu_observer.store(fn, std::memory_order_release);
+}
 
 Allocator* cpu_allocator() {
   static CPUAllocator* a = new CPUAllocator();  // immortal: tensors may die during static destruction

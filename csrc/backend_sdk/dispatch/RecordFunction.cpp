@@ -2,13 +2,16 @@
 // session generation and the device correlation hooks.
 #include <backend_sdk/dispatch/RecordFunction.h>
 #include <backend_sdk/dispatch/DisableRecordFunction.h>
+#include <backend_sdk/dispatch/RecordFunctionExtras.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include <backend_sdk/core/Exception.h>
+#include <backend_sdk/core/detail/CpuAllocationObserver.h>
 #include <backend_sdk/core/ScalarType.h>
 #include <backend_sdk/dispatch/Dispatcher.h>
 #include <backend_sdk/dispatch/IValue.h>
@@ -34,7 +37,23 @@ struct ThreadBuffer {
   std::vector<MemoryEvent> memory;
   std::vector<size_t> open;  // indices of the open events, innermost last
   std::vector<const OperatorEntry*> open_ops;  // parallel to `open`: the operator of each (null: a scope)
+  std::vector<EventExtras> extras;  // Note [Record function extras]: at most one per event id, in id order
 };
+
+// The extras entry of event `id` in b (appended when missing; events open in id order on a thread).
+EventExtras& extras_of(ThreadBuffer& b, uint64_t id) {
+  for (auto it = b.extras.rbegin(); it != b.extras.rend(); ++it) {
+    if (it->id == id) return *it;
+    if (it->id < id) break;
+  }
+  EventExtras e;
+  e.id = id;
+  auto pos = std::upper_bound(b.extras.begin(), b.extras.end(), id,
+                              [](uint64_t v, const EventExtras& x) { return v < x.id; });
+  return *b.extras.insert(pos, std::move(e));
+}
+
+std::atomic<StackHook> g_stack_hook{nullptr};
 
 std::atomic<uint64_t> g_generation{0};
 std::atomic<uint64_t> g_next_id{1};
@@ -85,6 +104,7 @@ ThreadBuffer& local_buffer(std::unique_lock<std::mutex>& lock) {
     buffer->memory.clear();
     buffer->open.clear();
     buffer->open_ops.clear();
+    buffer->extras.clear();
   }
   return *buffer;
 }
@@ -121,6 +141,24 @@ void describe(const IValue& v, std::vector<int64_t>& shape, std::string& dtype) 
   } else if (v.is_double()) {
     dtype = "Scalar";
   }
+}
+
+// Note [Record function extras]: an int, float, bool or int-list argument's value, "" otherwise.
+std::string concrete_value(const IValue& v) {
+  if (v.is_bool()) return v.to_bool() ? "True" : "False";
+  if (v.is_int()) return std::to_string(v.to_int());
+  if (v.is_double()) {
+    std::ostringstream os;
+    os << v.to_double();
+    return os.str();
+  }
+  if (v.is_int_list()) {
+    std::string out = "[";
+    const auto& l = v.to_int_list();
+    for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + std::to_string(l[i]);
+    return out + "]";
+  }
+  return "";
 }
 
 }  // namespace
@@ -173,6 +211,10 @@ void RecordFunctionGuard::open(std::string name, std::string overload, uint32_t 
       if (!k->kernel.has_unboxed()) e.flags |= kEventBoxedKernel;
     }
   }
+  std::vector<std::string> stack;
+  if (flags_ & kRecordStack) {  // Note [Record function extras]: outside the buffer's lock
+    if (StackHook hook = g_stack_hook.load(std::memory_order_acquire)) stack = hook();
+  }
   {
     std::unique_lock<std::mutex> lock;
     ThreadBuffer& b = local_buffer(lock);
@@ -191,6 +233,7 @@ void RecordFunctionGuard::open(std::string name, std::string overload, uint32_t 
     b.open_ops.push_back(op);
     e.start_ns = now_ns();
     b.events.push_back(std::move(e));
+    if (!stack.empty()) extras_of(b, id).stack = std::move(stack);
   }
   recording_ = true;
   if (flags_ & kRecordDevice) {
@@ -203,12 +246,19 @@ void RecordFunctionGuard::set_inputs(const std::vector<IValue>& args) {
   if (!recording_) return;
   std::vector<std::vector<int64_t>> shapes(args.size());
   std::vector<std::string> dtypes(args.size());
-  for (size_t i = 0; i < args.size(); ++i) describe(args[i], shapes[i], dtypes[i]);
+  std::vector<std::string> concrete(args.size());
+  bool any_concrete = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    describe(args[i], shapes[i], dtypes[i]);
+    concrete[i] = concrete_value(args[i]);
+    any_concrete = any_concrete || !concrete[i].empty();
+  }
   std::unique_lock<std::mutex> lock;
   ThreadBuffer& b = local_buffer(lock);
   if (b.generation != generation_ || index_ >= b.events.size()) return;  // a new session started meanwhile
   b.events[index_].shapes = std::move(shapes);
   b.events[index_].dtypes = std::move(dtypes);
+  if (any_concrete) extras_of(b, b.events[index_].id).concrete_inputs = std::move(concrete);
 }
 
 RecordFunctionGuard::~RecordFunctionGuard() {
@@ -239,6 +289,34 @@ void mark_current(uint32_t event_flags, const char* key) {
   if (key != nullptr && (event_flags & kEventFallback)) e.fallback_key = key;
 }
 
+void set_current_sequence_nr(int64_t sequence_nr, bool operators_only) {
+  if ((g_record_function_flags.load(std::memory_order_relaxed) & kRecordOps) == 0 || t_disabled) return;
+  std::unique_lock<std::mutex> lock;
+  ThreadBuffer& b = local_buffer(lock);
+  if (b.open.empty()) return;
+  const Event& e = b.events[b.open.back()];
+  if (operators_only && (e.flags & kEventUserScope)) return;
+  extras_of(b, e.id).sequence_nr = sequence_nr;
+}
+
+void set_stack_hook(StackHook hook) { g_stack_hook.store(hook, std::memory_order_release); }
+
+std::vector<EventExtras> collect_event_extras() {
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers;
+  {
+    std::lock_guard<std::mutex> g(registry_mutex());
+    buffers = registry();
+  }
+  uint64_t gen = g_generation.load(std::memory_order_acquire);
+  std::vector<EventExtras> out;
+  for (auto& b : buffers) {
+    std::lock_guard<std::mutex> lock(b->mutex);
+    if (b->generation != gen) continue;
+    out.insert(out.end(), b->extras.begin(), b->extras.end());
+  }
+  return out;
+}
+
 void record_memory(DeviceType type, int device, uint64_t addr, int64_t bytes, int64_t total_allocated) {
   if ((g_record_function_flags.load(std::memory_order_relaxed) & kRecordMemory) == 0 || t_disabled) return;
   MemoryEvent m;
@@ -254,6 +332,13 @@ void record_memory(DeviceType type, int device, uint64_t addr, int64_t bytes, in
   if (!b.open.empty()) m.event_id = b.events[b.open.back()].id;
   b.memory.push_back(m);
 }
+
+namespace {
+// Note [CPU allocation observer]: the CPU allocator's events, as the caching allocators'.
+void record_cpu_memory(uint64_t addr, int64_t bytes, int64_t total_allocated) {
+  record_memory(DeviceType::CPU, 0, addr, bytes, total_allocated);
+}
+}  // namespace
 
 void start(uint32_t flags, const std::vector<DeviceType>& device_types) {
   SDK_CHECK(g_record_function_flags.load() == 0,
@@ -281,14 +366,17 @@ void start(uint32_t flags, const std::vector<DeviceType>& device_types) {
     b->memory.clear();
     b->open.clear();
     b->open_ops.clear();
+    b->extras.clear();
   }
   runtime::set_allocation_observer((flags & kRecordMemory) ? &record_memory : nullptr);
+  detail::set_cpu_allocation_observer((flags & kRecordMemory) ? &record_cpu_memory : nullptr);
   g_record_function_flags.store(flags | kRecordOps, std::memory_order_release);
 }
 
 void stop() {
   g_record_function_flags.store(0, std::memory_order_release);
   runtime::set_allocation_observer(nullptr);
+  detail::set_cpu_allocation_observer(nullptr);
   // Guards still open keep their flags_ (and restore the devices' correlation when they close).
 }
 

@@ -122,7 +122,8 @@ SDK_API void set_requires_grad(const Tensor& t, bool value);
 SDK_API void set_recording_hook(KernelFunction hook);
 SDK_API bool has_recording_hook();
 
-// Grad mode: true unless AutogradFunctionality is excluded on this thread.
+// Grad mode: a thread-local flag; off also excludes AutogradFunctionality on the thread
+// (Note [Grad mode and the Autograd keys], autograd/Fallback.cpp).
 SDK_API bool is_grad_enabled();
 SDK_API void set_grad_enabled(bool enabled);
 
