@@ -1,23 +1,33 @@
 """Shared fixtures: tests are device-generic where they can be."""
 from __future__ import annotations
 
+import importlib
 import itertools
+import os
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 import backend_sdk
 import accel  # noqa: F401  (the sample backend: renames PrivateUse1 to "accel" and attaches device_sim)
+from backend_sdk.testing import available_device_types
+
+# Note [Extra test backends]: PrivateUse2/3 stay free in the ordinary test process (tests attach or
+# rename their own there), so the Python-only sample backend pyaccel (PrivateUse2) joins the
+# device-generic tests only in a process that asks for it: BACKEND_SDK_TEST_BACKENDS=pyaccel (a comma
+# list of modules to import; samples/python_backend is put on sys.path). tests/test_device_generic.py
+# runs the device-generic operator tests that way, restricted to the PYACCEL classes.
+for _module in [m.strip() for m in os.environ.get("BACKEND_SDK_TEST_BACKENDS", "").split(",") if m.strip()]:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "samples" / "python_backend"))
+    importlib.import_module(_module)
 
 
 def _devices() -> list[str]:
-    # cpu and every renamed backend with an attached device (PrivateUse1 is
-    # "accel" in the test process; PrivateUse2/3 stay free for tests that
-    # attach or register their own). Meta is tested separately: it has no data.
-    from backend_sdk import _C, _runtime
-
-    backends = [_C._get_privateuse_backend_name(which) for which in (1, 2, 3)]
-    return ["cpu"] + [name for name in backends if _runtime.has_device(name)]
+    # cpu and every renamed backend with an attached device (PrivateUse1 is "accel" in the test
+    # process). Meta is tested separately: it has no data.
+    return available_device_types()
 
 
 @pytest.fixture(params=_devices())
@@ -37,3 +47,18 @@ def ns() -> str:
 
 def arange_tensor(*shape: int, dtype=np.float32) -> backend_sdk.Tensor:
     return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape))
+
+
+SIM_BACKEND = "privateusethree"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    """device_sim attached to PrivateUse3 (unrenamed: the runtime tests drive the contract through
+    ``backend_sdk._runtime`` there); a module opts in with ``pytestmark = pytest.mark.usefixtures("sim")``.
+    Returns the simulator's ctypes library."""
+    import device_sim
+    from backend_sdk import _runtime
+
+    _runtime.attach_device_library(SIM_BACKEND, device_sim.library_path())
+    return device_sim.lib()

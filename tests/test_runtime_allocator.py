@@ -12,10 +12,7 @@ B = "privateusethree"
 MiB = 1 << 20
 
 
-@pytest.fixture(scope="module", autouse=True)
-def sim():
-    rt.attach_device_library(B, device_sim.library_path())
-    return device_sim.lib()
+pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
 
 
 def test_stats_keys_and_reuse():

@@ -19,10 +19,7 @@ from backend_sdk.utils.python_device import DeviceLibrary
 B = "privateusethree"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def sim():
-    rt.attach_device_library(B, device_sim.library_path())
-    return device_sim.lib()
+pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
 
 
 # The contract's slots straight from the simulator's table (generated from SDK_DEVICE_API_SLOTS).

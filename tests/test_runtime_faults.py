@@ -21,10 +21,7 @@ MiB = 1 << 20
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def sim():
-    rt.attach_device_library(B, device_sim.library_path())
-    return device_sim.lib()
+pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
 
 
 @pytest.fixture(autouse=True)

@@ -15,10 +15,7 @@ import device_sim
 B = "privateusethree"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def sim():
-    rt.attach_device_library(B, device_sim.library_path())
-    return device_sim.lib()
+pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
 
 
 def test_stress_threads_streams_allocations(sim):
