@@ -179,3 +179,6 @@ from .func import vmap  # noqa: E402
 
 __all__ += ["func", "vmap"]
 from . import profiler  # noqa: E402,F401  (backend_sdk.profiler, as torch.profiler; docs/profiler.md)
+# aten::sym_size/sym_stride/sym_numel/sym_storage_offset/dim/is_contiguous, prim::device/layout (Note [Python
+# metadata policies])
+from . import _python_dispatch_policies  # noqa: E402,F401
