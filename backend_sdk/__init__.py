@@ -179,6 +179,13 @@ from .func import vmap  # noqa: E402
 
 __all__ += ["func", "vmap"]
 from . import profiler  # noqa: E402,F401  (backend_sdk.profiler, as torch.profiler; docs/profiler.md)
+# torch.return_types (named results of topk/sort/max.dim/...) and torch._check* (issue 20: real programs use them)
+from . import return_types  # noqa: E402
+from ._checks import (  # noqa: E402,F401
+    _check, _check_index, _check_is_size, _check_not_implemented, _check_type, _check_value, _check_with)
+
+return_types._install(globals(), Tensor, [n for n in list(globals()) if not n.startswith("_")])
+__all__ += ["return_types"]
 # aten::sym_size/sym_stride/sym_numel/sym_storage_offset/dim/is_contiguous, prim::device/layout (Note [Python
 # metadata policies])
 from . import _python_dispatch_policies  # noqa: E402,F401

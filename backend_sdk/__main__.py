@@ -2,7 +2,8 @@
 
 Commands:
   demo         the accel sample backend on the simulated device: devices, tensors, streams, events,
-               memory statistics, results checked against the CPU, a profile and its Chrome trace
+               memory statistics, results checked against the CPU, a nanoGPT-shaped model trained on
+               accel and on the CPU, a profile and its Chrome trace
   conformance  NAME: runs the conformance suite on a backend and prints its operator coverage table
   new          NAME [--python-only | --stable] [--dir PATH]: writes a vendor backend project PATH/NAME/
 """
@@ -102,6 +103,13 @@ def demo() -> int:
     section("autograd: a small MLP trained on accel and on the CPU")
     _demo_mlp(sdk)
 
+    section("models: a nanoGPT-shaped GPT trained on accel and on the CPU")
+    if not _demo_gpt():
+        while scope:
+            scope.pop().__exit__(None, None, None)
+        prof.stop()
+        return 1
+
     accel.synchronize(0)
     accel.synchronize(1)
     scope.pop().__exit__(None, None, None)
@@ -162,6 +170,37 @@ def _demo_mlp(sdk) -> None:
         diff = max(abs(a - b) for a, b in zip(losses["cpu"], losses["accel"]))
         print(f"  largest |cpu - accel| loss difference over 20 steps: {diff:.2e}"
               f" -> {'match' if diff < 1e-4 else 'MISMATCH'}")
+
+
+def _demo_gpt(steps: int = 3) -> bool:
+    """Trains the acceptance GPT (backend_sdk.testing.models: 4 layers, 4 heads, 128 wide, context 64, dropout,
+    AdamW, gradient clipping) a few steps on accel and on the CPU from one seed, comparing every activation,
+    gradient and parameter at every step; prints the losses and the first divergence. False on a divergence."""
+    import time
+    import warnings
+
+    from backend_sdk.testing import models
+
+    run = models.make_gpt_run("cpu", batch_size=4)
+    n = sum(p.numel() for p in run.model.parameters())
+    print(f"  GPT: {models.GPT_CONFIG.n_layer} layers, {models.GPT_CONFIG.n_head} heads, {models.GPT_CONFIG.n_embd}-wide,"
+          f" context {models.GPT_CONFIG.block_size}, {n / 1e6:.2f}M parameters; AdamW, clip_grad_norm_(1.0), "
+          f"dropout {models.GPT_CONFIG.dropout}")
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the CPU fallback's one-time warnings: the section says what runs where
+        divergence, losses = models.compare_training(models.make_gpt_run, "accel", steps, atol=0.0, rtol=0.0,
+                                                     batch_size=4)
+    for device, values in losses.items():
+        print(f"  {device:6s} loss: " + " ".join(f"{v:.6f}" for v in values))
+    print(f"  {steps} steps on each device in {time.perf_counter() - started:.1f} s, every activation, loss, "
+          f"gradient and updated parameter compared at every step")
+    if divergence is None:
+        print("  cpu and accel agree bit for bit (accel runs the CPU's kernels, simulated on its streams or through "
+              "the CPU fallback)")
+        return True
+    print(f"  MISMATCH: {divergence}")
+    return False
 
 
 def conformance(argv: list[str]) -> int:

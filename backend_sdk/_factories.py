@@ -59,6 +59,8 @@ def _sizes(size: tuple, what: str) -> list[int]:
 _empty_op = ops.aten.empty.memory_format
 _empty_strided_op = ops.aten.empty_strided.default
 _fill_op = ops.aten.fill_.Scalar
+_new_filled = _C._new_filled
+_new_filled_like = _C._new_filled_like
 
 
 def _new(t: Tensor) -> Tensor:
@@ -171,8 +173,10 @@ def full(size: Sequence[int], fill_value: bool | int | float, *, out: Any = None
 def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of zeros."""
-    if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
-        t = _new(_fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0))
+    if out is None and layout is None and not pin_memory:  # the hot path (Note [Factory fast path], PyFactories.cpp)
+        t = _new_filled(size, 0, dtype, device)
+        if t is None:
+            t = _new(_fill_op(_empty_op(_sizes(size, "zeros"), dtype=dtype, device=device), 0))
         return t.requires_grad_() if requires_grad else t
     return _filled(_sizes(size, "zeros"), 0, "zeros", out=out, dtype=dtype, layout=layout, device=device,
                    requires_grad=requires_grad, pin_memory=pin_memory)
@@ -181,8 +185,10 @@ def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, de
 def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A tensor of ones."""
-    if out is None and layout is None and not pin_memory:  # the hot path (Note [Python hot paths])
-        t = _new(_fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1))
+    if out is None and layout is None and not pin_memory:  # the hot path (Note [Factory fast path], PyFactories.cpp)
+        t = _new_filled(size, 1, dtype, device)
+        if t is None:
+            t = _new(_fill_op(_empty_op(_sizes(size, "ones"), dtype=dtype, device=device), 1))
         return t.requires_grad_() if requires_grad else t
     return _filled(_sizes(size, "ones"), 1, "ones", out=out, dtype=dtype, layout=layout, device=device,
                    requires_grad=requires_grad, pin_memory=pin_memory)
@@ -219,6 +225,10 @@ def _filled_like(t: Tensor, value: Any, requires_grad: bool, **kwargs: Any) -> T
 def zeros_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
                requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
     """Zeros shaped (and strided, Note [Factory keyword arguments]) like ``t``."""
+    if layout is None and not requires_grad and not pin_memory and memory_format is None:
+        fast = _new_filled_like(t, 0, dtype, device)  # Note [Factory fast path], PyFactories.cpp
+        if fast is not None:
+            return fast
     return _filled_like(t, 0, requires_grad, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
                         memory_format=memory_format)
 
@@ -226,6 +236,10 @@ def zeros_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: Devi
 def ones_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
               requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
     """Ones shaped (and strided) like ``t``."""
+    if layout is None and not requires_grad and not pin_memory and memory_format is None:
+        fast = _new_filled_like(t, 1, dtype, device)  # Note [Factory fast path], PyFactories.cpp
+        if fast is not None:
+            return fast
     return _filled_like(t, 1, requires_grad, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
                         memory_format=memory_format)
 
@@ -234,6 +248,10 @@ def full_like(t: Tensor, fill_value: bool | int | float, *, dtype: Any = None, l
               device: DeviceLike = None, requires_grad: bool = False, pin_memory: bool = False,
               memory_format: Any = None) -> Tensor:
     """``fill_value`` everywhere, shaped (and strided) like ``t``."""
+    if layout is None and not requires_grad and not pin_memory and memory_format is None:
+        fast = _new_filled_like(t, fill_value, dtype, device)  # Note [Factory fast path], PyFactories.cpp
+        if fast is not None:
+            return fast
     return _filled_like(t, fill_value, requires_grad, dtype=dtype, layout=layout, device=device,
                         pin_memory=pin_memory, memory_format=memory_format)
 

@@ -2,7 +2,7 @@
 
 Its data, shape and arithmetic slots live in C (``_C.TensorBase``); this class
 adds the Python-level API. Every computation goes through the dispatcher: view
-methods are expressed with ``aten::as_strided`` / ``aten::view``, copies with
+methods call the view operators (``aten::transpose.int``, ``aten::select.int``, ...), copies with
 ``aten::copy_``, so a backend that implements those operators gets them all.
 """
 from __future__ import annotations
@@ -36,39 +36,28 @@ def _int_list(args: tuple, what: str) -> list[int]:
     return out
 
 
-_INT64_MAX = 2**63 - 1
-
-
-def _check_numel(sizes: Sequence[int], what: str) -> None:
-    """RuntimeError (PyTorch's "numel: integer multiplication overflow") when a tensor of these
-    sizes would have more elements than an int64 counts; a 0 size makes it 0 elements whatever
-    the others (Note [Size arithmetic overflow], csrc/backend_sdk/core/detail/SafeSize.h). Python ints never wrap,
-    so this only names the operator the user called before the C++ check would."""
-    n = 1
-    for s in sizes:
-        if s == 0:
-            return
-        n *= s
-    if n > _INT64_MAX:
-        raise RuntimeError(f"{what}: numel: integer multiplication overflow with sizes={list(sizes)}")
-
-
-def _wrap_dim(dim: int, ndim: int, what: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"{what}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim + n if dim < 0 else dim
-
-
 # Note [Python hot paths]
 # ~~~~~~~~~~~~~~~~~~~~~~~
 # x[0], x[1:3], transpose, item() and the small factories are called in tight Python loops, where
 # each attribute lookup and Python call layer shows (issue 18 measured x[0] at 3x torch's time).
 # Their overloads are resolved once here (an ops.aten.<name>.<overload> chain and a packet's
 # overload selection cost more than the call they lead to), int and slice indices skip
-# _apply_slicing's general walk, and dims already in range skip _wrap_dim. The views and errors
-# are the general path's (tests/test_hot_paths.py compares them).
+# _apply_slicing's general walk straight to the view operators (select.int, slice.Tensor, whose C++
+# kernels compute the geometry and wrap the dims). The views and errors are the general path's
+# (tests/test_hot_paths.py compares them).
 _as_strided = ops.aten.as_strided.default
+# The view operators (Note [View operators], csrc/backend_sdk/ops/Views.cpp): one C++ kernel each.
+_alias = ops.aten.alias.default
+_transpose = ops.aten.transpose.int
+_permute = ops.aten.permute.default
+_select = ops.aten.select.int
+_slice = ops.aten.slice.Tensor
+_narrow = ops.aten.narrow.default
+_unsqueeze = ops.aten.unsqueeze.default
+_squeeze = ops.aten.squeeze.default
+_squeeze_dim = ops.aten.squeeze.dim
+_squeeze_dims = ops.aten.squeeze.dims
+_expand = ops.aten.expand.default
 _local_scalar_dense = ops.aten._local_scalar_dense.default
 
 #: Tensor.type()'s legacy names, by dtype name.
@@ -383,10 +372,6 @@ class Tensor(_C.TensorBase):
         return self.to(other.dtype)
 
     # ---- views (shared storage) -----------------------------------------------
-    def _restride(self, sizes: Sequence[int], strides: Sequence[int], offset: int) -> "Tensor":
-        return _as_strided(self, sizes if type(sizes) is list else list(sizes),
-                           strides if type(strides) is list else list(strides), offset)
-
     def reshape(self, *shape: Any) -> "Tensor":
         """A view with the new shape when the strides allow it, else a copy."""
         sizes = _int_list(shape, "reshape")
@@ -398,124 +383,46 @@ class Tensor(_C.TensorBase):
             return ops.aten._to_copy.default(self, memory_format=0).view(sizes)  # contiguous_format
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        """A view with dimensions dim0 and dim1 swapped."""
-        n = self.dim()
-        d0 = dim0 if type(dim0) is int and 0 <= dim0 < n else _wrap_dim(dim0, n, "transpose")
-        d1 = dim1 if type(dim1) is int and 0 <= dim1 < n else _wrap_dim(dim1, n, "transpose")
-        sizes, strides = list(self.shape), list(self.stride())
-        if n:
-            sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-            strides[d0], strides[d1] = strides[d1], strides[d0]
-        return _as_strided(self, sizes, strides, self.storage_offset())
+        """A view with dimensions dim0 and dim1 swapped (``aten::transpose.int``)."""
+        return _transpose(self, dim0, dim1)
 
     @property
     def T(self) -> "Tensor":
-        return self.permute(*reversed(range(self.dim())))
+        return _permute(self, list(range(self.dim() - 1, -1, -1)))
 
     def permute(self, *dims: Any) -> "Tensor":
-        """A view with the dimensions reordered."""
-        order = _int_list(dims, "permute")
-        if len(order) != self.dim():
-            raise _C.ValueRuntimeError(
-                f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
-                f"desired ordering of dimensions i.e. input.dim() = {self.dim()} is not equal to len(dims) = {len(order)}"
-            )
-        wrapped = [_wrap_dim(d, self.dim(), "permute") for d in order]
-        if len(set(wrapped)) != len(wrapped):
-            raise _C.ValueRuntimeError("permute(): duplicate dims are not allowed.")
-        sizes, strides = self.shape, self.stride()
-        return self._restride([sizes[d] for d in wrapped], [strides[d] for d in wrapped], self.storage_offset())
+        """A view with the dimensions reordered (``aten::permute``)."""
+        return _permute(self, _int_list(dims, "permute"))
 
     def select(self, dim: int, index: int) -> "Tensor":
-        """The slice at `index` along `dim`, with that dimension removed."""
-        n = self.dim()
-        if n == 0:
-            raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        d = dim if type(dim) is int and 0 <= dim < n else _wrap_dim(dim, n, "select")
-        sizes, strides = list(self.shape), list(self.stride())
-        size = sizes[d]
-        if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-        if index < 0:
-            index += size
-        offset = self.storage_offset() + index * strides[d]
-        del sizes[d], strides[d]
-        return _as_strided(self, sizes, strides, offset)
+        """The slice at `index` along `dim`, with that dimension removed (``aten::select.int``)."""
+        return _select(self, dim, index)
 
     def _slice(self, dim: int, start: int | None, stop: int | None, step: int) -> "Tensor":
+        """Basic slicing's view (``aten::slice.Tensor``); a step below one is Python's ValueError, as PyTorch's."""
         if step <= 0:
             raise ValueError("step must be greater than zero")
-        n = self.dim()
-        d = dim if type(dim) is int and 0 <= dim < n else _wrap_dim(dim, n, "slice")
-        sizes, strides = list(self.shape), list(self.stride())
-        begin, end, step = slice(start, stop, step).indices(sizes[d])
-        length = max(0, (end - begin + step - 1) // step)
-        offset = self.storage_offset() + (begin * strides[d] if length else 0)
-        sizes[d] = length
-        strides[d] *= step
-        return _as_strided(self, sizes, strides, offset)
+        return _slice(self, dim, start, stop, step)
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        """A view of `length` elements of `dim` starting at `start`."""
-        d = _wrap_dim(dim, self.dim(), "narrow")
-        size = self.shape[d]
-        if start < 0:
-            start += size
-        if not (0 <= start <= size and 0 <= length and start + length <= size):
-            raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-        return self._slice(d, start, start + length, 1)
+        """A view of `length` elements of `dim` starting at `start` (``aten::narrow``: a slice)."""
+        return _narrow(self, dim, start, length)
 
     def unsqueeze(self, dim: int) -> "Tensor":
-        """A view with a size-1 dimension inserted at `dim`."""
-        d = _wrap_dim(dim, self.dim() + 1, "unsqueeze")
-        sizes, strides = list(self.shape), list(self.stride())
-        new_stride = sizes[d] * strides[d] if d < self.dim() else 1
-        sizes.insert(d, 1)
-        strides.insert(d, new_stride)
-        return self._restride(sizes, strides, self.storage_offset())
+        """A view with a size-1 dimension inserted at `dim` (``aten::unsqueeze``)."""
+        return _unsqueeze(self, dim)
 
     def squeeze(self, dim: int | Sequence[int] | None = None) -> "Tensor":
-        """A view without the given (or all) size-1 dimensions."""
+        """A view without the given (or all) size-1 dimensions (``aten::squeeze``, ``.dim``, ``.dims``)."""
         if dim is None:
-            dims = set(range(self.dim()))
-        elif isinstance(dim, int):
-            dims = {_wrap_dim(dim, self.dim(), "squeeze")} if self.dim() else set()
-        else:
-            dims = {_wrap_dim(d, self.dim(), "squeeze") for d in dim}
-        keep = [i for i in range(self.dim()) if not (i in dims and self.shape[i] == 1)]
-        return self._restride([self.shape[i] for i in keep], [self.stride()[i] for i in keep], self.storage_offset())
+            return _squeeze(self)
+        if isinstance(dim, (list, tuple, Size)):
+            return _squeeze_dims(self, list(dim))
+        return _squeeze_dim(self, dim)
 
     def expand(self, *sizes: Any) -> "Tensor":
-        """A view repeating size-1 dimensions (stride 0) to the given sizes; -1 keeps a size."""
-        target = _int_list(sizes, "expand")
-        if len(target) < self.dim():
-            raise _C.ValueRuntimeError(
-                f"expand: the number of sizes provided ({len(target)}) must be greater or equal to the number of "
-                f"dimensions in the tensor ({self.dim()})"
-            )
-        lead = len(target) - self.dim()
-        new_sizes, new_strides = [], []
-        for i, size in enumerate(target):
-            if i < lead:
-                if size < 0:
-                    raise _C.ValueRuntimeError(f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
-                new_sizes.append(size)
-                new_strides.append(0)
-                continue
-            own, stride = self.shape[i - lead], self.stride()[i - lead]
-            if size == -1:
-                size = own
-            if own != size:
-                if own != 1:
-                    raise _C.ValueRuntimeError(
-                        f"The expanded size of the tensor ({size}) must match the existing size ({own}) at "
-                        f"non-singleton dimension {i}.  Target sizes: {target}.  Tensor sizes: {list(self.shape)}"
-                    )
-                stride = 0
-            new_sizes.append(size)
-            new_strides.append(stride)
-        _check_numel(new_sizes, "expand")
-        return self._restride(new_sizes, new_strides, self.storage_offset())
+        """A view repeating size-1 dimensions (stride 0) to the given sizes; -1 keeps a size (``aten::expand``)."""
+        return _expand(self, _int_list(sizes, "expand"))
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         return self.expand(other.shape)
@@ -528,7 +435,7 @@ class Tensor(_C.TensorBase):
         # they skip _apply_slicing's general walk (same views, same errors: select's and _slice's).
         kind = type(index)
         if kind is int and self.dim():
-            return self.select(0, index)
+            return _select_index(self, 0, index)
         if kind is slice and self.dim():
             start, stop, step = index.start, index.stop, index.step
             return self._slice(0, None if start is None else int(start), None if stop is None else int(stop),
@@ -537,7 +444,7 @@ class Tensor(_C.TensorBase):
         if indices:
             return ops.aten.index.Tensor(result, indices)
         if result is self:
-            result = self._restride(self.shape, self.stride(), self.storage_offset())
+            result = _alias(self)  # x[...] and x[()] are views: aten::alias, as PyTorch's
         return result
 
     def __setitem__(self, index: Any, value: Any) -> None:
@@ -575,6 +482,17 @@ class Tensor(_C.TensorBase):
     # Note: `+`, `*`, `+=`, `*=` (both operand orders) are C slots of
     # _C.TensorBase. Defining __radd__ & co. here would make Python replace the
     # C slot with a generic one that looks both methods up per call (~2x slower).
+
+
+def _select_index(t: Tensor, dim: int, index: int) -> Tensor:
+    """``t[index]`` along dim: ``aten::select.int`` with indexing's IndexError text, as PyTorch's applySelect."""
+    try:
+        return _select(t, dim, index)
+    except IndexError:
+        size = t.shape[dim]
+        if -size <= index < size:
+            raise
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}") from None
 
 
 def _factories():
@@ -623,7 +541,7 @@ def _strip_leading_ones(value: Tensor, ndim: int | None) -> Tensor:
         lead += 1
     if lead == 0:
         return value
-    return value._restride(value.shape[lead:], value.stride()[lead:], value.storage_offset())
+    return _squeeze_dims(value, list(range(lead)))
 
 
 def _sequence_as_tuple(index: Any) -> bool:
@@ -711,9 +629,9 @@ def _apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Tensor | None]]:
             record(_bool_index(item, t.device), 1)
             dim += 1
         elif isinstance(item, int):
-            result = result.select(dim, item)
+            result = _select_index(result, dim, item)
         elif item.dim() == 0 and item.dtype not in _BOOL_DTYPES:
-            result = result.select(dim, int(item.item()))  # a 0-d integer tensor acts as an int
+            result = _select_index(result, dim, int(item.item()))  # a 0-d integer tensor acts as an int
         elif item.dim() == 0:
             result = result.unsqueeze(dim)
             record(_bool_index(bool(item.item()), t.device), 1)

@@ -93,8 +93,17 @@ def install() -> None:
                         doc="the conjugate transpose of a matrix")
     Tensor.is_cuda = property(lambda self: False, doc="False: the SDK has no CUDA device")
     Tensor.swapdims = Tensor.swapaxes = _swapdims
+    Tensor.split = _split
     for name, view in _INPLACE_VIEWS.items():
         setattr(Tensor, name, _inplace_view(name, view))
+
+
+def _split(self: Tensor, split_size: Any, dim: int = 0) -> list:
+    """Views of equal chunks of ``split_size`` along dim (``aten::split.Tensor``), or of the given sizes
+    (a list: ``aten::split_with_sizes``), as PyTorch's Tensor.split."""
+    if isinstance(split_size, (list, tuple)):
+        return ops.aten.split_with_sizes.default(self, [int(s) for s in split_size], dim)
+    return ops.aten.split.Tensor(self, split_size, dim)
 
 
 def _swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -114,6 +114,16 @@ def main() -> None:
         ("a + b 16M out=", 3, lambda: sdk.add(sbig, sbig2, out=sout), lambda: np.add(big, big2, out=big),
          (lambda: T.add(tbig, tbig2, out=tout)) if T else None, "ref"),
     ]
+    try:  # the accel launch row (Note [Deferred wake-ups], device_sim): wall time only here; bench_accel.py
+        # --launch-only [--busy 2] adds the calling thread's CPU time and context switches
+        import accel  # noqa: F401
+
+        aa, ab = sdk.ones(1, device="accel"), sdk.ones(1, device="accel")
+        na, nb = np.ones(1, dtype=np.float32), np.ones(1, dtype=np.float32)
+        rows.append(("accel a + b launch", 20000, lambda: aa + ab, lambda: na + nb,
+                     (lambda: tone + tone) if T else None, "<=1.0 torch"))
+    except ImportError:
+        pass
     if args.only:
         prefixes = tuple(args.only.split(","))
         rows = [r for r in rows if r[0].startswith(prefixes)]

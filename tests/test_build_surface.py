@@ -87,6 +87,8 @@ EXPORTED_DETAIL = {
     "sdk::detail::register_kernel", "sdk::detail::kernels_for_undefined_operators", "sdk::detail::run_declined",
     # Note [Kernel checker]: the bindings' switch.
     "sdk::detail::set_kernel_checks", "sdk::detail::kernel_checks_enabled", "sdk::detail::kernel_checks_run",
+    # core/detail/CpuAllocationObserver.h: the profiler binding's profile_memory hook on the CPU allocator.
+    "sdk::detail::set_cpu_allocation_observer",
 }
 
 

@@ -57,7 +57,7 @@ def test_first_mismatch_names_index_expected_and_actual():
 def test_area_files_and_unknown_areas():
     files = conformance.area_files()
     assert [Path(f).name for f in files] == ["runtime_checks.py", "device_module_checks.py", "operator_checks.py",
-                                             "autograd_checks.py"]
+                                             "autograd_checks.py", "model_checks.py"]
     assert all(Path(f).is_file() for f in files)
     assert [Path(f).name for f in conformance.area_files(["operators"])] == ["operator_checks.py"]
     with pytest.raises(ValueError, match="unknown conformance area.*'memory'.*expected one of runtime"):

@@ -42,10 +42,18 @@ NOT_COVERED: dict[str, str] = {
     "aten::var_mean": "the unbiased=bool overload (only a positional bool reaches it); var_mean.dim/.correction "
                       "are OpInfos and tests/test_autograd_tensor_api.py calls it",
     "aten::std_mean": "the unbiased=bool overload; as aten::var_mean",
+    "aten::sym_size.int": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_stride.int": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_numel": "returns an int, not a tensor; tests/test_ops_core20.py",
+    "aten::sym_storage_offset": "returns an int, not a tensor; tests/test_ops_core20.py",
     **{f"aten::{n}": "Tensor.new_* as an aten operator on self (a subclass's backward zeros); composed of "
                      "empty.memory_format + fill_, which are covered -- tests/test_python_dispatch.py"
        for n in ("new_empty", "new_zeros", "new_ones", "new_full")},
 }
+# The multi-tensor and fused optimizer operators take and return lists: tests/test_optim_foreach.py checks
+# every overload on cpu, accel and meta against the per-tensor operators.
+NOT_COVERED.update({q: "Tensor[] operator: tests/test_optim_foreach.py" for q in _C._registered_operators()
+                    if q.startswith(("aten::_foreach_", "aten::_fused_")) and q not in NOT_COVERED})
 
 
 def _table(q: str) -> dict[str, str]:

@@ -123,8 +123,8 @@ def test_defaults_and_validation_messages():
         optim.SGD([3])
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
         optim.SGD([{"params": p}, {"params": p}])
-    with pytest.raises(RuntimeError, match="foreach=True is not supported yet"):
-        optim.Adam(p, foreach=True)
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together."):
+        optim.Adam(p, foreach=True, fused=True)
 
 
 def test_param_groups_zero_grad_and_state_dict_round_trip(device):

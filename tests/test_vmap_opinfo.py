@@ -27,11 +27,15 @@ _NOT_LOOPS = {
     "resize_": "resize_ of a batched tensor is refused unless the size is unchanged",
     "as_strided": "as_strided's storage_offset is relative to each element under vmap (PyTorch's rule), absolute "
                   "on a slice",
+    "_native_batch_norm_legit": "calls native_batch_norm (below)",
+    "_native_batch_norm_legit_no_training": "calls native_batch_norm (below)",
     "native_batch_norm": "writes running_mean/running_var in place (mutable schema): the fallback refuses it, as "
                          "PyTorch's does",
 }
 # decompositions that write batched values into a temporary they create unbatched: the loop serves them
-_DECOMPOSED_TO_FALLBACK: set[str] = set()
+_DECOMPOSED_TO_FALLBACK: set[str] = {
+    # composites over the 2-d pooling operators, which have no batching rule yet
+    "avg_pool1d", "adaptive_avg_pool1d", "max_pool3d_with_indices", "avg_pool3d", "_adaptive_avg_pool3d"}
 _SKIP_CATEGORIES = ("factory", "random")
 
 

@@ -1030,6 +1030,9 @@ _RULES: dict[str, Callable] = {
     "aten::argmax": argminmax, "aten::argmin": argminmax,
     **{k: full_reduction for k in _FULL_REDUCTIONS},
 }
+from ._view_rules import VIEW_RULES  # noqa: E402  (the view operators' rules: Note [View operators])
+
+_RULES.update(VIEW_RULES)
 _resolved: dict[str, Callable | None] = {}
 
 

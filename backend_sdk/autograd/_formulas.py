@@ -89,17 +89,6 @@ def _zeros(meta: Any, g: Any = None) -> Any:
     return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
 
 
-def _zeros_for_writes(meta: Any, g: Any) -> Any:
-    """Zeros that a formula writes g into through a view. With create_graph the zeros must take
-    part in autograd before the view is taken, so that the write rebases them (CopySlices)."""
-    from .. import _C
-
-    z = _zeros(meta, g)
-    if _C._is_grad_enabled() and g.requires_grad:
-        z = z + g.sum() * 0
-    return z
-
-
 def _dims(dim: Any, ndim: int) -> list[int]:
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return list(range(ndim))
@@ -118,7 +107,7 @@ def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
 
 
 # ---- arithmetic -------------------------------------------------------------
-@formula("_to_copy", "clone", "contiguous", "alias", "lift_fresh")
+@formula("_to_copy", "clone", "contiguous", "lift_fresh")
 def _identity_like(c):
     return {"self": c.g}
 
@@ -189,58 +178,11 @@ def _vector_norm(c):
 
 # ---- linear algebra -------------------------------------------------------------
 # ---- views and shape ops ------------------------------------------------------------
-@formula("view", "_unsafe_view", "reshape", "_reshape_alias", "squeeze", "squeeze.dim", "squeeze.dims",
-         "unsqueeze", "flatten.using_ints", "view_as", "expand_as_view")
+# view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
+# and unfold are in derivatives.def (Note [View operators]); narrow is composite (slice.Tensor).
+@formula("_unsafe_view", "reshape", "_reshape_alias", "flatten.using_ints", "view_as", "expand_as_view")
 def _reshape_back(c):
     return {"self": c.g.reshape(list(c["self"].shape))}
-
-
-@formula("expand")
-def _expand(c):
-    return {"self": sum_to(c.g, c["self"].shape)}
-
-
-@formula("transpose.int")
-def _transpose(c):
-    return {"self": c.g.transpose(c["dim0"], c["dim1"])}
-
-
-@formula("t")
-def _t(c):
-    return {"self": c.g.t()}
-
-
-@formula("permute")
-def _permute(c):
-    dims = [d % max(len(c["dims"]), 1) for d in c["dims"]]
-    inv = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return {"self": c.g.permute(inv)}
-
-
-@formula("select.int")
-def _select(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    z.select(c["dim"], c["index"]).copy_(c.g)
-    return {"self": z}
-
-
-@formula("slice.Tensor")
-def _slice(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    _ops().slice.Tensor(z, c["dim"], c["start"], c["end"], c["step"]).copy_(c.g)
-    return {"self": z}
-
-
-@formula("narrow")
-def _narrow(c):
-    meta = c["self"]
-    z = _zeros_for_writes(meta, c.g)
-    z.narrow(c["dim"], c["start"], c["length"]).copy_(c.g)
-    return {"self": z}
 
 
 @formula("as_strided", saves=("self",))
@@ -334,17 +276,31 @@ def _split(c):
     return {"self": _B().cat(list(c.grads), c["dim"] % meta.dim())}
 
 
+FORMULAS["aten::chunk"] = Formula(_split, (), "SplitBackward0")  # chunk is split in PyTorch (its node's name)
+
+
 # ---- indexing -----------------------------------------------------------------------
 def _on(t: Any, device: Any) -> Any:
     """Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside self."""
     return t.to(device=device) if _is_tensor(t) and t.device != device else t
 
 
+def _index_put_into(z: Any, indices: list, g: Any) -> Any:
+    """z (fresh zeros, seen by no one else) with g accumulated at indices: in place, as PyTorch's
+    index_select_backward (zeros().index_add_()), saving the functional index_put's copy of z (the
+    embedding table's size, per backward). With create_graph the functional form keeps z out of the graph."""
+    from .. import _C
+
+    if _C._is_grad_enabled() and g.requires_grad:
+        return _ops().index_put.default(z, indices, g, True)
+    return _ops().index_put_.default(z, indices, g, True)
+
+
 @formula("index.Tensor", saves=("indices",))
 def _index(c):
     meta = c["self"]
     z = _zeros(meta, c.g)
-    return {"self": _ops().index_put.default(z, [_on(i, meta.device) for i in c["indices"]], c.g, True)}
+    return {"self": _index_put_into(z, [_on(i, meta.device) for i in c["indices"]], c.g)}
 
 
 @formula("index_select", saves=("index",))
@@ -354,7 +310,7 @@ def _index_select(c):
     z = _zeros(meta, c.g)
     if meta.dim() == 0:
         return {"self": c.g.reshape([])}
-    return {"self": _ops().index_put.default(z, [None] * d + [_on(c["index"], meta.device)], c.g, True)}
+    return {"self": _index_put_into(z, [None] * d + [_on(c["index"], meta.device)], c.g)}
 
 
 @formula("copy_", "copy")
@@ -533,8 +489,8 @@ def _random_zero(c):
 # Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
 # constants, they do not require grad.
 NOT_DIFFERENTIABLE = frozenset(
-    "aten::" + n for n in ("rand_like", "randn_like", "randint_like", "randint_like.low_dtype", "randint_like.Tensor",
-                           "new_empty", "new_zeros", "new_ones", "new_full")
+    "aten::" + n for n in ("detach", "rand_like", "randn_like", "randint_like", "randint_like.low_dtype",
+                           "randint_like.Tensor", "new_empty", "new_zeros", "new_ones", "new_full")
 )
 
 

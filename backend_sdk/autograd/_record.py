@@ -334,6 +334,13 @@ _VIEW_INPLACE = {
 }
 
 
+# PyTorch's CreationMeta::MULTI_OUTPUT_NODE: the views unbind/split/chunk return share one node, which
+# cannot be rebased for one of them.
+_MULTI_VIEW_INPLACE = ("Output {0} of {1} is a view and is being modified inplace. This view is the output of a "
+                       "function that returns multiple views. Such functions do not allow the output views to be "
+                       "modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
 def _flat_tensors(value: Any) -> list:
     if _is_tensor(value):
         return [value]
@@ -396,6 +403,9 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
                 if creation and _C._requires_grad_flag(self_t):
                     raise RuntimeError(_VIEW_INPLACE[creation])
                 self_t.__dict__["_ag_base"] = base
+        if self_t.__dict__.get("_ag_multi_view") and self_t._ag_fn is not None:
+            name = self_t._ag_fn.name()  # PyTorch names the function: "Unbind" for UnbindBackward0
+            raise RuntimeError(_MULTI_VIEW_INPLACE.format(self_t._ag_nr, name[: name.rfind("Backward")] or name))
         if base is not None and base._ag_fn is None and _C._requires_grad_flag(base):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if base is None and _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
@@ -475,7 +485,11 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
         if info.view_of is not None:
             src = bound.get(info.view_of)
             if _is_tensor(src):
-                o.__dict__["_ag_base"] = src._ag_base if src._ag_base is not None else src
+                # The root base (PyTorch's): a view recorded in C++ keeps it in its AutogradMeta.
+                root = src._ag_base if src._ag_base is not None else _C._view_base(src)
+                o.__dict__["_ag_base"] = root if root is not None else src
+                if len(diff_outs) > 1 or info.returns_list:
+                    o.__dict__["_ag_multi_view"] = True
     return out
 
 
@@ -501,7 +515,15 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
         res = empty_strided(bshape, bstride, dtype=bdtype, device=bdevice)
         res.copy_(g)
         region = res.as_strided(vshape, vstride, voff)
-        fn_grads = node.apply([region.clone()])
+        if _C._is_grad_enabled() and g.requires_grad:
+            # create_graph: the region the op's node reads is taken from a buffer of its own. res is written
+            # below, and the as_strided node of a region of res saved res: reading res through it in double
+            # backward would be the version error.
+            src = empty_strided(bshape, bstride, dtype=bdtype, device=bdevice)
+            src.copy_(g)
+            fn_grads = node.apply([src.as_strided(vshape, vstride, voff).clone()])
+        else:
+            fn_grads = node.apply([region.clone()])
         gs = fn_grads[self_pos] if self_pos is not None else None
         if gs is None:
             region.fill_(0)

@@ -7,13 +7,19 @@ parameter's device, and dtype for floating parameters, except ``step``),
 ``zero_grad(set_to_none=True)`` and the step / state-dict hooks.
 
 Note [Optimizer step cost]
-Updates are in-place tensor operators run under no_grad, one parameter at a time (the
-``foreach``/``fused`` multi-tensor operators come later, so ``foreach=True`` and
-``fused=True`` are refused rather than ignored). On accel each operator is one kernel
-launch: an SGD step with momentum costs about 3 launches per parameter (weight decay +1,
-nesterov +2), Adam/AdamW about 9 (the squared gradient, the moment updates, the
-denominator's sqrt, div and add, the update), RMSprop about 6, and ``step`` counters are
-CPU scalars, so a step does not synchronise with the device.
+Updates run under no_grad in one of PyTorch's three implementations, chosen as torch.optim
+chooses them (``_default_to_fused_or_foreach``): per parameter (the default on the CPU), the
+multi-tensor ``_foreach_*`` operators (the default on a device backend: every parameter of a
+device and dtype in one call), or ``fused=True`` (``_fused_adam_`` / ``_fused_adamw_`` /
+``_fused_sgd_``: one pass over each parameter). On accel an operator is one kernel launch and
+an in-place ``_foreach_*`` operator one launch for its whole list (Note [Foreach kernels],
+csrc/backend_sdk/ops/Foreach.cpp), so an Adam/AdamW step costs about 9 launches per parameter
+per-parameter, about 7 per device group with foreach, and 1 (+1 for the step counts) fused; SGD
+with momentum 3 per parameter against 3 per group. Functional ``_foreach_*`` results (PyTorch's
+``_foreach_sqrt(exp_avg_sqs)``, ``_foreach_neg(grads)``) are made as fresh tensors filled by an
+in-place ``_foreach_copy_`` and the in-place operator (``_foreach_new``), the same values in two
+launches instead of one per tensor. ``step`` counters are CPU float32 scalars as torch's
+non-capturable ones (on the device for fused), so a step does not synchronise with the device.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from itertools import chain
 from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Tuple, Union
 
 from .. import _C
+from .._ops import ops
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import RemovableHandle
@@ -66,14 +73,85 @@ def _typename(obj: Any) -> str:
     return type(obj).__qualname__ if module == "builtins" else f"{module}.{type(obj).__qualname__}"
 
 
-def _check_no_foreach_fused(foreach: Optional[bool], fused: Optional[bool], name: str) -> None:
-    # See Note [Optimizer step cost].
+def _get_foreach_kernels_supported_devices() -> List[str]:
+    """Device types whose parameters default to the multi-tensor path (PyTorch's list, with the renamed backend)."""
+    return ["cuda", "xpu", _C._get_privateuse1_backend_name()]
+
+
+def _get_fused_kernels_supported_devices() -> List[str]:
+    """Device types the fused optimizer operators accept (PyTorch's list, with the renamed backend)."""
+    return ["mps", "cuda", "xpu", "hpu", "cpu", _C._get_privateuse1_backend_name()]
+
+
+def _default_to_fused_or_foreach(params: List[Any], differentiable: bool,
+                                 use_fused: bool = False) -> Tuple[bool, bool]:
+    """PyTorch's default: fused only when asked for and every parameter is a floating tensor of a fused-capable
+    device; otherwise foreach when every parameter is on a foreach-capable device (not the CPU)."""
+    if differentiable:
+        return False, False
+    from ..nn.parameter import Parameter
+
+    supported = (Tensor, Parameter)  # PyTorch's _foreach_supported_types: subclasses take the per-parameter path
+    fused_devices = _get_fused_kernels_supported_devices()
+    foreach_devices = _get_foreach_kernels_supported_devices()
+    fused = use_fused and all(
+        p is None or (type(p) in supported and p.device.type in fused_devices and p.is_floating_point())
+        for p in params)
+    foreach = not fused and all(p is None or (type(p) in supported and p.device.type in foreach_devices)
+                                for p in params)
+    return fused, foreach
+
+
+def _check_foreach_fused(foreach: Optional[bool], fused: Optional[bool], differentiable: bool) -> None:
+    """The constructor checks PyTorch's Adam/AdamW/SGD make (same messages)."""
     if fused:
-        raise RuntimeError(f"{name}: fused=True is not supported yet by backend_sdk (no fused optimizer operators); "
-                           "use fused=None")
-    if foreach:
-        raise RuntimeError(f"{name}: foreach=True is not supported yet by backend_sdk (no _foreach operators); "
-                           "use foreach=None")
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _check_fused_params(params: List[Tensor]) -> None:
+    devices = _get_fused_kernels_supported_devices()
+    if not all(p.device.type in devices and p.is_floating_point() for p in params):
+        raise RuntimeError(f"`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{devices}.")
+
+
+def _resolve_impl(group: Dict[str, Any], params: List[Tensor]) -> Tuple[bool, bool]:
+    """(fused, foreach) for one step of a group: the group's choice, or PyTorch's default."""
+    foreach, fused = group.get("foreach"), group.get("fused")
+    if foreach is None and fused is None:
+        _, foreach = _default_to_fused_or_foreach(params, group.get("differentiable", False), use_fused=False)
+        fused = False
+    return bool(fused), bool(foreach)
+
+
+def _group_tensors_by_device_and_dtype(
+        tensorlists: List[List[Any]]) -> Dict[Tuple[Any, Any], Tuple[List[List[Any]], List[int]]]:
+    """Splits parallel lists by the first list's (device, dtype): {key: (lists, indices)}, in first-seen order."""
+    out: Dict[Tuple[Any, Any], Tuple[List[List[Any]], List[int]]] = {}
+    for i, t in enumerate(tensorlists[0]):
+        key = (t.device, t.dtype)
+        if key not in out:
+            out[key] = ([[] for _ in tensorlists], [])
+        lists, idx = out[key]
+        for j, tl in enumerate(tensorlists):
+            lists[j].append(tl[i] if tl else None)
+        idx.append(i)
+    return out
+
+
+def _foreach_new(tensors: List[Tensor], inplace_op: Optional[Callable] = None) -> List[Tensor]:
+    """Fresh copies of ``tensors`` (one _foreach_copy_), then ``inplace_op`` on them: the values of PyTorch's
+    functional _foreach_ calls in two launches on a device (Note [Optimizer step cost])."""
+    from .._factories import empty_like
+
+    out = [empty_like(t) for t in tensors]
+    ops.aten._foreach_copy_(out, tensors)
+    if inplace_op is not None:
+        inplace_op(out)
+    return out
 
 
 def _use_grad_for_differentiable(func: Callable) -> Callable:

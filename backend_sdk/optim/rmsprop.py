@@ -1,12 +1,15 @@
 """``RMSprop``."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 from .. import _C
 from .._factories import tensor, zeros_like
+from .._ops import ops
+from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from .optimizer import Optimizer, _check_no_foreach_fused, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _foreach_new, _group_tensors_by_device_and_dtype, _resolve_impl,
+                        _use_grad_for_differentiable)
 
 __all__ = ["RMSprop"]
 
@@ -28,7 +31,6 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        _check_no_foreach_fused(foreach, None, "RMSprop")
         if capturable:
             raise RuntimeError("RMSprop: capturable=True is not supported by backend_sdk yet")
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
@@ -43,12 +45,11 @@ class RMSprop(Optimizer):
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+            momentum, centered = group["momentum"], group["centered"]
+            params, grads, square_avgs, grad_avgs, bufs, steps = [], [], [], [], [], []
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad if not group["maximize"] else -p.grad
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = tensor(0.0, dtype=_C.float32)
@@ -57,22 +58,77 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = zeros_like(p)
                     if centered:
                         state["grad_avg"] = zeros_like(p)
-                state["step"].add_(1)
-                square_avg = state["square_avg"]
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]
-                    grad_avg.mul_(alpha).add_(grad, alpha=1 - alpha)
-                    avg = (square_avg - grad_avg * grad_avg).sqrt_()
-                else:
-                    avg = square_avg.sqrt()
-                avg = avg.add_(eps)
+                params.append(p)
+                grads.append(p.grad)
+                square_avgs.append(state["square_avg"])
+                steps.append(state["step"])
                 if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).add_(grad / avg)
-                    p.add_(buf, alpha=-lr)
-                else:
-                    p.add_(grad / avg, alpha=-lr)
+                    bufs.append(state["momentum_buffer"])
+                if centered:
+                    grad_avgs.append(state["grad_avg"])
+            if not params:
+                continue
+            _, foreach = _resolve_impl(dict(group, fused=None), params)
+            impl = _multi_tensor_rmsprop if foreach else _single_tensor_rmsprop
+            impl(params, grads, square_avgs, grad_avgs, bufs, steps, lr=group["lr"], alpha=group["alpha"],
+                 eps=group["eps"], weight_decay=group["weight_decay"], momentum=momentum, centered=centered,
+                 maximize=group["maximize"])
         return loss
+
+
+def _single_tensor_rmsprop(params: List[Tensor], grads: List[Tensor], square_avgs: List[Tensor],
+                           grad_avgs: List[Tensor], bufs: List[Tensor], steps: List[Tensor], *, lr: float, alpha: float,
+                           eps: float, weight_decay: float, momentum: float, centered: bool, maximize: bool) -> None:
+    """PyTorch's per-parameter update (its operators, in its order)."""
+    for i, p in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        steps[i].add_(1)
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        square_avg = square_avgs[i]
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+        if momentum > 0:
+            buf = bufs[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            p.addcdiv_(grad, avg, value=-lr)
+
+
+def _multi_tensor_rmsprop(params: List[Tensor], grads: List[Tensor], square_avgs: List[Tensor],
+                          grad_avgs: List[Tensor], bufs: List[Tensor], steps: List[Tensor], *, lr: float, alpha: float,
+                          eps: float, weight_decay: float, momentum: float, centered: bool, maximize: bool) -> None:
+    """PyTorch's foreach update on each device/dtype group."""
+    A = ops.aten
+    grouped = _group_tensors_by_device_and_dtype([params, grads, square_avgs, grad_avgs, bufs, steps])
+    for (dev_params, dev_grads, dev_sq, dev_gavg, dev_bufs, dev_steps), _ in grouped.values():
+        A._foreach_add_(dev_steps, 1)
+        if maximize:
+            dev_grads = _foreach_new(dev_grads, A._foreach_neg_)
+        if weight_decay != 0:
+            if not maximize:
+                dev_grads = _foreach_new(dev_grads)
+            A._foreach_add_(dev_grads, dev_params, alpha=weight_decay)
+        A._foreach_mul_(dev_sq, alpha)
+        A._foreach_addcmul_(dev_sq, dev_grads, dev_grads, 1 - alpha)
+        if centered:
+            A._foreach_lerp_(dev_gavg, dev_grads, 1 - alpha)
+            avg = _foreach_new(dev_sq)
+            A._foreach_addcmul_(avg, dev_gavg, dev_gavg, -1)
+            A._foreach_sqrt_(avg)
+        else:
+            avg = _foreach_new(dev_sq, A._foreach_sqrt_)
+        A._foreach_add_(avg, eps)
+        if momentum > 0:
+            A._foreach_mul_(dev_bufs, momentum)
+            A._foreach_addcdiv_(dev_bufs, dev_grads, avg)
+            A._foreach_add_(dev_params, dev_bufs, alpha=-lr)
+        else:
+            A._foreach_addcdiv_(dev_params, dev_grads, avg, -lr)

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
+from .._factories import empty_like
+from .._ops import ops
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from .optimizer import Optimizer, _check_no_foreach_fused, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_foreach_fused, _check_fused_params, _foreach_new,
+                        _group_tensors_by_device_and_dtype, _resolve_impl, _use_grad_for_differentiable)
 
 __all__ = ["SGD"]
 
@@ -24,7 +27,7 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _check_no_foreach_fused(foreach, fused, "SGD")
+        _check_foreach_fused(foreach, fused, differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -48,22 +51,84 @@ class SGD(Optimizer):
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad if not maximize else -p.grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = grad.clone().detach()
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    state["momentum_buffer"] = buf
-                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                p.add_(grad, alpha=-lr)
+            params: List[Tensor] = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            grads = [p.grad for p in params]
+            bufs: List[Optional[Tensor]] = [self.state[p].get("momentum_buffer") for p in params]
+            fused, foreach = _resolve_impl(group, params)
+            if fused:
+                _check_fused_params(params)
+            impl = _fused_sgd if fused else _multi_tensor_sgd if foreach else _single_tensor_sgd
+            impl(params, grads, bufs, lr=group["lr"], momentum=group["momentum"], dampening=group["dampening"],
+                 weight_decay=group["weight_decay"], nesterov=group["nesterov"], maximize=group["maximize"])
+            if group["momentum"] != 0:
+                for p, buf in zip(params, bufs):
+                    self.state[p]["momentum_buffer"] = buf
         return loss
+
+
+def _single_tensor_sgd(params: List[Tensor], grads: List[Tensor], bufs: List[Optional[Tensor]], *, lr: float,
+                       momentum: float, dampening: float, weight_decay: float, nesterov: bool, maximize: bool) -> None:
+    for i, p in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        if momentum != 0:
+            buf = bufs[i]
+            if buf is None:
+                buf = grad.clone().detach()
+                bufs[i] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(grad, alpha=-lr)
+
+
+def _multi_tensor_sgd(params: List[Tensor], grads: List[Tensor], bufs: List[Optional[Tensor]], *, lr: float,
+                      momentum: float, dampening: float, weight_decay: float, nesterov: bool, maximize: bool) -> None:
+    """PyTorch's foreach SGD on each device/dtype group; gradients are never written (fresh copies where the
+    update needs a modified gradient)."""
+    A = ops.aten
+    grouped = _group_tensors_by_device_and_dtype([params, grads, bufs])
+    for (dev_params, dev_grads, dev_bufs), indices in grouped.values():
+        if maximize:
+            dev_grads = _foreach_new(dev_grads, A._foreach_neg_)
+        if weight_decay != 0:
+            if not maximize:
+                dev_grads = _foreach_new(dev_grads)
+            A._foreach_add_(dev_grads, dev_params, alpha=weight_decay)
+        if momentum != 0:
+            if all(b is not None for b in dev_bufs):
+                A._foreach_mul_(dev_bufs, momentum)
+                A._foreach_add_(dev_bufs, dev_grads, alpha=1 - dampening)
+            else:
+                for j, b in enumerate(dev_bufs):
+                    if b is None:
+                        dev_bufs[j] = dev_grads[j].clone().detach()
+                    else:
+                        b.mul_(momentum).add_(dev_grads[j], alpha=1 - dampening)
+            for j, i in enumerate(indices):
+                bufs[i] = dev_bufs[j]
+            if nesterov:
+                if not (maximize or weight_decay != 0):  # still the .grad tensors: leave them unchanged
+                    dev_grads = _foreach_new(dev_grads)
+                A._foreach_add_(dev_grads, dev_bufs, alpha=momentum)
+            else:
+                dev_grads = dev_bufs
+        A._foreach_add_(dev_params, dev_grads, alpha=-lr)
+
+
+def _fused_sgd(params: List[Tensor], grads: List[Tensor], bufs: List[Optional[Tensor]], *, lr: float, momentum: float,
+               dampening: float, weight_decay: float, nesterov: bool, maximize: bool) -> None:
+    """One _fused_sgd_ per device/dtype group; the first step creates the momentum buffers (is_first_step)."""
+    grouped = _group_tensors_by_device_and_dtype([params, grads, bufs])
+    for (dev_params, dev_grads, dev_bufs), indices in grouped.values():
+        first = momentum != 0 and any(b is None for b in dev_bufs)
+        if first:
+            dev_bufs = [empty_like(g) for g in dev_grads]
+            for j, i in enumerate(indices):
+                bufs[i] = dev_bufs[j]
+        ops.aten._fused_sgd_(dev_params, dev_grads, dev_bufs if momentum != 0 else [], weight_decay=weight_decay,
+                             momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov, maximize=maximize,
+                             is_first_step=first)

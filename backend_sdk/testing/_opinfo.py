@@ -1108,6 +1108,47 @@ def _expand_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterab
     yield SampleInput(T((3, 1), "sliced"), (3, 0), {}, "to_empty")
 
 
+def _select_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (0, 1), {}, "dim0")
+    yield SampleInput(T((2, 3, 4), "transposed"), (-1, -2), {}, "neg_transposed")
+    yield SampleInput(T((3, 4), "sliced"), (1, 3), {}, "sliced")
+
+
+def _slice_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((5, 4)), (0, 1, 4, 2), {}, "step2")
+    yield SampleInput(T((3, 6), "transposed"), (1, -4, None, 1), {}, "neg_start")
+    yield SampleInput(T((3, 4)), (1, 2, 100, 1), {}, "clamped_end")
+    yield SampleInput(T((3, 4), "sliced"), (0, 2, 1, 1), {}, "empty")
+
+
+def _ref_slice(x: np.ndarray, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> np.ndarray:
+    index = [slice(None)] * x.ndim
+    index[dim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def _narrow_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((5, 4)), (0, 1, 3), {}, "dim0")
+    yield SampleInput(T((3, 6), "transposed"), (-1, -4, 2), {}, "neg_start")
+    yield SampleInput(T((3, 4)), (1, 4, 0), {}, "empty_at_end")
+
+
+def _unfold_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 5)), (1, 2, 1), {}, "overlapping")
+    yield SampleInput(T((6, 2), "transposed"), (0, 2, 3), {}, "disjoint_gap")
+    yield SampleInput(T((4,)), (0, 4, 1), {}, "whole")
+    yield SampleInput(T(()), (0, 1, 1), {}, "0d")
+
+
+def _ref_unfold(x: np.ndarray, dim: int, size: int, step: int) -> np.ndarray:
+    if x.ndim == 0:
+        return x.reshape(size)
+    d = dim % x.ndim
+    n = (x.shape[d] - size) // step + 1
+    windows = [np.take(x, range(i * step, i * step + size), axis=d) for i in range(n)]
+    return np.moveaxis(np.stack(windows, axis=d), d + 1, -1)
+
+
 def _repeat_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((2, 3)), ((2, 2),), {}, "2x2")
     yield SampleInput(T((2, 3), "transposed"), ((1, 2, 1),), {}, "new_dim")
@@ -1437,21 +1478,34 @@ def _make_shape_ops() -> list[OpInfo]:
                category="shape"),
         OpInfo("as_strided", _S(_as_strided_samples), _ovl("as_strided", ""), A, _ref_as_strided, V, True,
                category="shape"),
-        OpInfo("permute", _S(_permute_samples), (), A, lambda x, dims: np.transpose(x, dims) if x.ndim else x,
+        OpInfo("permute", _S(_permute_samples), _ovl("permute", ""), A, lambda x, dims: np.transpose(x, dims) if x.ndim else x,
                ("method",), True, op=lambda x, dims: x.permute(dims), category="shape",
-               doc="Tensor.permute is a Python view (as_strided semantics)"),
-        OpInfo("transpose", _S(_transpose_samples), (), A,
+               doc="aten::permute (Note [View operators])"),
+        OpInfo("transpose", _S(_transpose_samples), _ovl("transpose", ".int"), A,
                lambda x, a, b: np.swapaxes(x, a, b) if x.ndim else x, ("method",), True,
                op=lambda x, a, b: x.transpose(a, b), category="shape"),
         OpInfo("t", _S(_t_samples), _ovl("t", ""), A, lambda x: x.T, V, True, category="shape"),
-        OpInfo("squeeze", _S(_squeeze_samples), (), A, _ref_squeeze, ("method",), True,
+        OpInfo("squeeze", _S(_squeeze_samples), _ovl("squeeze", "", ".dim", ".dims"), A, _ref_squeeze, ("method",), True,
                op=lambda x, *a: x.squeeze(*a), category="shape"),
-        OpInfo("unsqueeze", _S(_unsqueeze_samples), (), A, lambda x, d: np.expand_dims(x, d), ("method",), True,
+        OpInfo("unsqueeze", _S(_unsqueeze_samples), _ovl("unsqueeze", ""), A, lambda x, d: np.expand_dims(x, d), ("method",), True,
                op=lambda x, d: x.unsqueeze(d), category="shape"),
-        OpInfo("expand", _S(_expand_samples), (), A,
+        OpInfo("expand", _S(_expand_samples), _ovl("expand", ""), A,
                lambda x, *size: np.broadcast_to(x, tuple(x.shape[i - (len(size) - x.ndim)] if s == -1 else s
                                                          for i, s in enumerate(size))),
                ("method",), True, op=lambda x, *size: x.expand(*size), category="shape"),
+        OpInfo("select", _S(_select_samples), _ovl("select", ".int"), A, lambda x, d, i: np.take(x, i, axis=d),
+               ("method",), True, op=lambda x, d, i: x.select(d, i), category="shape"),
+        OpInfo("slice", _S(_slice_samples), _ovl("slice", ".Tensor"), A, _ref_slice, ("functional",), True,
+               op=lambda x, *a: backend_sdk.ops.aten.slice.Tensor(x, *a), category="shape"),
+        OpInfo("narrow", _S(_narrow_samples), _ovl("narrow", ""), A,
+               lambda x, d, start, n: np.take(x, range(start % max(x.shape[d], 1), start % max(x.shape[d], 1) + n),
+                                              axis=d), V, True, category="shape"),
+        OpInfo("alias", _S(_t_samples), _ovl("alias", ""), A, lambda x: x, ("functional",), True,
+               op=lambda x: backend_sdk.ops.aten.alias(x), category="shape"),
+        OpInfo("detach", _S(_t_samples), _ovl("detach", ""), A, lambda x: x, ("method",), False,
+               op=lambda x: x.detach(), category="shape"),
+        OpInfo("unfold", _S(_unfold_samples), _ovl("unfold", ""), A, _ref_unfold, ("method",), True,
+               op=lambda x, d, size, step: x.unfold(d, size, step), category="shape"),
         OpInfo("repeat", _S(_repeat_samples), _ovl("repeat", ""), A, _ref_repeat, ("method",), True,
                op=lambda x, r: x.repeat(r), category="shape"),
         OpInfo("flip", _S(_flip_samples), _ovl("flip", "", ".out"), A,
@@ -1840,6 +1894,9 @@ def _build() -> list[OpInfo]:
 
     ops += make_ops20_ops(OpInfo)
     ops += make_ops20_nn_ops(OpInfo)
+    from ._opinfo_core20 import make_core20_ops
+
+    ops += make_core20_ops(OpInfo)
     return ops
 
 

@@ -1216,13 +1216,14 @@ void init_ops(py::module_& m) {
   m.def(
       "_detach",
       [](const Tensor& t) {
-        // An alias with no autograd state: not a view for autograd (PyTorch's detach() is not _is_view()).
-        static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::as_strided").typed<
-            Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<int64_t>)>();
+        // aten::detach (Note [View operators]): an alias with no autograd state, not a view for autograd
+        // (PyTorch's detach() is not _is_view()); a __torch_dispatch__ handler sees aten::detach.
+        static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::detach").typed<
+            Tensor(const Tensor&)>();
         Tensor out;
         {
           ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
-          out = op.call(t, t.sizes(), t.strides(), t.storage_offset());
+          out = op.call(t);
         }
         if (autograd::AutogradMeta* meta = autograd::maybe_autograd_meta(out)) {
           meta->view_base = Tensor();

@@ -26,6 +26,7 @@ void init_functorch(py::module_& m);
 void init_python_dispatch(py::module_& m);
 void init_formulas(py::module_& m);
 void init_profiler(py::module_& m);
+void init_factories(py::module_& m);
 
 namespace {
 // Routes C++ warnings (sdk::warn) to Python's warnings module.
@@ -69,6 +70,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_python_dispatch(m);
   sdk::python::init_formulas(m);
   sdk::python::init_profiler(m);
+  sdk::python::init_factories(m);
   init_schema_bindings(m);
   sdk::set_warning_handler(&sdk::python::python_warning_handler);
 }

@@ -70,6 +70,35 @@ void event_unref(SimEvent* e) {
   if (e->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete e;
 }
 
+// Note [Deferred wake-ups]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Each launch that finds the worker asleep pays a futex wake-up, and the
+// woken worker preempts the launching thread on a machine with no spare core:
+// two context switches per small kernel (issue 18's launch row). On a loaded
+// machine that is most launches, even with Note [Worker spin]: the caller is
+// itself descheduled for longer than kSpinNs, the spin times out, the worker
+// sleeps, the next launch wakes it and the wake-up preempts the caller again
+// (measured: 2,300 timed-out spins and 5,100 sleeps per 100,000 launches,
+// 1,000-4,000 involuntary switches of the caller per 20,000). So the spinning
+// worker, when it has just run ops and finds no more (after its spin, or with
+// spinning backed off), sleeps in a timed wait (kDeferredWakeNs) instead of an
+// untimed one; an enqueue that finds such a timed sleeper does not wake it
+// (the worker comes by itself within kDeferredWakeNs) unless kDeferredBatch
+// ops have been deferred, and every wait for completion (stream and device
+// synchronize, stream query, event waits) wakes it at once
+// (flush_deferred_locked). A caller that waits often (a launch +
+// synchronize loop, a polling query) gains nothing from deferral and loses
+// the wake-up's overlap with its way to the wait (issue 4's round trip, 25 ->
+// 55 us loaded), so nothing is deferred within kDeferAfterWaitNs of the last
+// wait: deferral serves streams of launches nobody waits for. A timed wait
+// that times out with nothing to run is followed by an untimed one, so an
+// idle simulator does not poll. An op nobody waits for may start
+// up to kDeferredWakeNs late; back-to-back launches on a quiet machine are
+// still taken by the spin.
+constexpr int kDeferredBatch = 256;
+constexpr int64_t kDeferAfterWaitNs = 1'000'000;
+constexpr auto kDeferredWakeNs = std::chrono::microseconds(1000);
+
 SimDevice::SimDevice(int index, size_t capacity, int workers)
     : index_(index), memory_(index, capacity), kernel_activity_(now_ns()), memory_activity_(now_ns()) {
   for (int i = 0; i < workers; ++i) {
@@ -175,11 +204,25 @@ void SimDevice::enqueue(SimStream* s, Op op) {
   // A spinning worker sees the op without a wake-up (Note [Worker spin]); so
   // does the worker running this stream's head, which picks again when done
   // (waking a sleeper for it would cost a futex call and find nothing to run).
-  if (sleeping_ > 0 && spinning_ == 0 && !s->running) work_cv_.notify_one();
+  if (sleeping_ > 0 && spinning_ == 0 && !s->running) {
+    // Note [Deferred wake-ups]: a worker in a timed wait comes for this op on its own.
+    if (timed_sleepers_ > 0 && now_ns() - last_wait_ns_ > kDeferAfterWaitNs && ++deferred_ < kDeferredBatch) return;
+    deferred_ = 0;
+    work_cv_.notify_one();
+  }
+}
+
+void SimDevice::flush_deferred_locked() {
+  last_wait_ns_ = now_ns();
+  if (deferred_ > 0) {
+    deferred_ = 0;
+    work_cv_.notify_one();
+  }
 }
 
 bool SimDevice::stream_idle(SimStream* s) {
   std::lock_guard<std::mutex> lock(mutex_);
+  flush_deferred_locked();  // a polling caller wants the work done now
   return s->done.load(std::memory_order_acquire) >= s->enqueued;
 }
 
@@ -188,6 +231,7 @@ void SimDevice::synchronize_stream(SimStream* s) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     target = s->enqueued;
+    flush_deferred_locked();
   }
   // Short work finishes within microseconds: spin briefly before sleeping
   // (a futex round trip costs more than the work itself).
@@ -204,6 +248,7 @@ void SimDevice::synchronize_stream(SimStream* s) {
 
 void SimDevice::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
+  flush_deferred_locked();
   done_cv_.wait(lock, [&] {
     for (SimStream* s : streams_)
       if (!s->queue.empty() || s->running) return false;
@@ -212,6 +257,11 @@ void SimDevice::synchronize() {
 }
 
 void SimDevice::wait_event(SimEvent* e, uint64_t gen, bool blocking) {
+  if (e->completed.load(std::memory_order_acquire) >= gen) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_deferred_locked();
+  }
   if (!blocking) {
     int64_t deadline = now_ns() + 20000;
     while (e->completed.load(std::memory_order_acquire) < gen && now_ns() < deadline) sched_yield();
@@ -352,6 +402,7 @@ SimStream* SimDevice::pick_locked() {
 constexpr int64_t kSpinNs = 30'000;
 constexpr int64_t kSpinBackoffNs = 50'000'000;
 
+
 int64_t thread_involuntary_switches() {
   struct rusage ru;
   return getrusage(RUSAGE_THREAD, &ru) == 0 ? static_cast<int64_t>(ru.ru_nivcsw) : 0;
@@ -359,6 +410,7 @@ int64_t thread_involuntary_switches() {
 
 void SimDevice::worker_loop(bool spins) {
   std::unique_lock<std::mutex> lock(mutex_);
+  bool ran_since_sleep = false;  // Note [Deferred wake-ups]
   for (;;) {
     SimStream* s = pick_locked();
     if (s == nullptr && spins && spinning_ == 0 && (spin_backoff_until_ == 0 || now_ns() >= spin_backoff_until_)) {
@@ -380,10 +432,20 @@ void SimDevice::worker_loop(bool spins) {
     }
     if (s == nullptr) {
       ++sleeping_;
-      work_cv_.wait(lock);
+      // Note [Deferred wake-ups]: timed when this (spinning) worker has just run ops.
+      if (spins && ran_since_sleep) {
+        ++timed_sleepers_;
+        work_cv_.wait_for(lock, kDeferredWakeNs);
+        --timed_sleepers_;
+      } else {
+        work_cv_.wait(lock);
+      }
       --sleeping_;
+      deferred_ = 0;  // this worker now runs whatever was queued
+      ran_since_sleep = false;
       continue;
     }
+    ran_since_sleep = true;
     Op op = std::move(s->queue.front());
     s->queue.pop_front();
     s->seqs.pop_front();

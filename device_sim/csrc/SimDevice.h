@@ -219,6 +219,10 @@ class SimDevice {
   int sleeping_ = 0;
   int spinning_ = 0;                        // see Note [Worker spin]
   int64_t spin_backoff_until_ = 0;          // under mutex_: no spinning before this time (Note [Worker spin])
+  int timed_sleepers_ = 0;                  // under mutex_: workers in a timed wait (Note [Deferred wake-ups])
+  int deferred_ = 0;                        // under mutex_: ops enqueued without a wake-up since the last one
+  int64_t last_wait_ns_ = 0;                // under mutex_: the last wait for completion (Note [Deferred wake-ups])
+  void flush_deferred_locked();             // wakes a worker for deferred ops (Note [Deferred wake-ups])
   std::atomic<uint64_t> enqueued_total_{0};  // every op ever queued, for the spinning worker
   std::vector<std::thread> workers_;
 

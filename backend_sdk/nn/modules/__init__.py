@@ -10,6 +10,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .sparse import Embedding
 from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 
 __all__ = [
@@ -17,6 +18,6 @@ __all__ = [
     "Identity", "Linear", "Bilinear", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
     "LeakyReLU", "Flatten", "Unflatten", "Dropout",
     "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "LayerNorm", "RMSNorm", "GroupNorm",
-    "BatchNorm1d", "BatchNorm2d", "Embedding", "MultiheadAttention",
+    "BatchNorm1d", "BatchNorm2d", "Embedding", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
     "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "BCELoss", "SmoothL1Loss", "HuberLoss",
 ]

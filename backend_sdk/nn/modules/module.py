@@ -17,11 +17,19 @@ tensor registers a new Parameter (same name, same requires_grad, the moved
 recommends anyway, build optimizers after moving the model; one built before
 holds the old parameters. A conversion that changes nothing (``to`` the device
 and dtype a tensor already has) keeps the objects.
+
+Shared parameters stay shared: one conversion (the outermost ``_apply`` and the
+calls it makes on submodules) converts each Parameter object once and puts the
+same new Parameter under every name that held the old one, as PyTorch's
+``param.data`` swap does implicitly. Weight tying (nanoGPT's
+``wte.weight = lm_head.weight``, then ``model.to(device)``) depends on it: two
+copies would each get half of the gradient. Shared buffers likewise.
 """
 from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
@@ -33,6 +41,10 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook", "register_module_forward_hook"]
+
+
+#: The conversion in progress on this thread (Note [Module conversions replace parameters]: shared tensors).
+_conversion = threading.local()
 
 
 def _typename(obj: Any) -> str:
@@ -607,11 +619,25 @@ class Module:
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
         # See Note [Module conversions replace parameters].
+        outermost = not hasattr(_conversion, "memo")
+        if outermost:
+            _conversion.memo = {}
+        try:
+            return self._apply_once(fn, recurse, _conversion.memo)
+        finally:
+            if outermost:
+                del _conversion.memo
+
+    def _apply_once(self, fn: Callable[[Tensor], Tensor], recurse: bool, memo: Dict[int, Tuple[Any, Any]]) -> "Module":
+        # memo: id(old tensor) -> (old, new) for this conversion; the old object is kept so its id stays unique.
         if recurse:
             for module in self.children():
                 module._apply(fn)
         for key, param in self._parameters.items():
             if param is None:
+                continue
+            if id(param) in memo:  # shared with a module converted before: the same new Parameter
+                self._parameters[key] = memo[id(param)][1]
                 continue
             with no_grad():
                 applied = fn(param)
@@ -629,9 +655,13 @@ class Module:
                 if grad_applied is not grad or new is not param:
                     new.grad = grad_applied.requires_grad_(grad.requires_grad) if grad_applied is not grad \
                         else grad
+            memo[id(param)] = (param, new)
         for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+            if buf is None:
+                continue
+            if id(buf) not in memo:
+                memo[id(buf)] = (buf, fn(buf))
+            self._buffers[key] = memo[id(buf)][1]
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":

@@ -1,6 +1,6 @@
 """``backend_sdk.testing.conformance``: the suite a vendor runs to know their backend is right.
 
-Four areas, each a module of pytest checks shipped in this package:
+Five areas, each a module of pytest checks shipped in this package:
 
 * ``runtime`` (runtime_checks.py): stream ordering, events and elapsed time, waits across
   streams and devices, allocator reuse across streams (record_stream), out-of-memory, faults
@@ -13,6 +13,9 @@ Four areas, each a module of pytest checks shipped in this package:
   the first mismatching element (index, expected, actual).
 * ``autograd`` (autograd_checks.py): gradients on the backend against the CPU's for operators
   with derivative formulas.
+* ``models`` (model_checks.py): the acceptance models (backend_sdk.testing.models: a nanoGPT-shaped
+  GPT and a small CNN) trained a few steps on the backend and on the CPU; a failure names the first
+  step and layer (activation, gradient or parameter) where they diverge.
 
 Run it as a pytest plugin (``pytest --backend NAME [--conformance-area AREA ...]``, enabled in
 every pytest run through the ``pytest11`` entry point; it does nothing without ``--backend``),
@@ -44,13 +47,14 @@ __all__ = [
 ]
 
 #: The areas, in the order they run.
-AREAS = ("runtime", "device_module", "operators", "autograd")
+AREAS = ("runtime", "device_module", "operators", "autograd", "models")
 #: The check module of each area (files of this package).
 AREA_MODULES = {
     "runtime": "runtime_checks.py",
     "device_module": "device_module_checks.py",
     "operators": "operator_checks.py",
     "autograd": "autograd_checks.py",
+    "models": "model_checks.py",
 }
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

@@ -17,7 +17,11 @@ namespace sdk::autograd {
 
 void (*AutogradMeta::release_py_state)(void*) = nullptr;
 
-bool requires_grad(const Tensor& t) { return boxing::tensor_requires_grad(t); }
+// The flag itself (an inference tensor's too); the fallback's check is boxing::tensor_requires_grad.
+bool requires_grad(const Tensor& t) {
+  const AutogradMetaInterface* m = t.defined() ? t.impl()->autograd_meta() : nullptr;
+  return m != nullptr && m->requires_grad();
+}
 
 AutogradMeta* maybe_autograd_meta(const Tensor& t) {
   if (!t.defined()) return nullptr;

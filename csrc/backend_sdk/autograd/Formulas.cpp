@@ -8,6 +8,7 @@
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/LinearAlgebra.h>
 #include <backend_sdk/ops/MathFunctions.h>
+#include <backend_sdk/ops/detail/Geometry.h>
 
 namespace sdk::autograd {
 
@@ -271,6 +272,58 @@ Tensor masked_scatter_source_backward(const Tensor& g, const Tensor& mask, const
     taken = call(OP("aten::cat"), std::vector<Tensor>{taken, pad}, int64_t{0});
   }
   return ops::view(taken, source.shape);
+}
+
+// ---- the view operators' backwards (Note [View operators], ops/Views.cpp) ----
+// Through the dispatcher, so with create_graph the backward's own views are recorded.
+Tensor transpose(const Tensor& g, int64_t d0, int64_t d1) { return call(OP("aten::transpose.int"), g, d0, d1); }
+Tensor squeeze_dim(const Tensor& g, int64_t d) { return call(OP("aten::squeeze.dim"), g, d); }
+// g viewed with the shape of the input it came from (view, squeeze, unsqueeze's inverse): a copy
+// first when g's strides do not allow the view (as reshape).
+Tensor reshape_to(const Tensor& g, IntArrayRef sizes) {
+  if (g.sizes().equals(sizes)) return g;
+  if (compute_view_strides(g.sizes(), g.strides(), sizes)) return ops::view(g, sizes);
+  return ops::view(call(OP("aten::clone"), g, int64_t{0}), sizes);  // contiguous_format
+}
+// PyTorch's permute backward: g permuted by the inverse order.
+Tensor permute_backward(const Tensor& g, const std::vector<int64_t>& dims) {
+  const size_t n = dims.size();
+  std::vector<int64_t> inverse(n);
+  for (size_t i = 0; i < n; ++i) inverse[static_cast<size_t>(wrap(dims[i], n))] = static_cast<int64_t>(i);
+  return call(OP("aten::permute"), g, inverse);
+}
+// select_backward / slice_backward / diagonal_backward: zeros of the input's shape with g copied
+// into the region the view took (one fill and one strided copy). With create_graph the zeros take
+// part in autograd first, so the copy into their view is recorded (CopySlices).
+Tensor zeros_for_write(const InputMetadata& m, const Tensor& g) {
+  Tensor z = zeros(m);
+  if (is_grad_enabled() && requires_grad(g)) z = add(z, mul(ops::sum(g, std::vector<int64_t>{}, false), 0));
+  return z;
+}
+template <class View>
+Tensor write_into_zeros(const InputMetadata& m, const Tensor& g, View view) {
+  Tensor z = zeros_for_write(m, g);
+  ops::copy_(view(z), g);
+  return z;
+}
+// unfold's backward: each window's gradient added back where it came from (windows overlap when
+// step < size); one strided copy when they do not.
+Tensor unfold_backward(const InputMetadata& m, const Tensor& g, int64_t dim, int64_t size, int64_t step) {
+  Tensor z = zeros_for_write(m, g);
+  const OperatorHandle& unfold = OP("aten::unfold");
+  if (step >= size || m.shape.empty()) {
+    ops::copy_(call(unfold, z, dim, size, step), g);
+    return z;
+  }
+  const int64_t d = wrap(dim, m.shape.size());
+  const int64_t windows = g.size(d);
+  for (int64_t w = 0; w < windows; ++w) {
+    // window w of z (dims of g without the window index, the window's elements last) += g's window w
+    Tensor zw = call(OP("aten::select.int"), call(unfold, z, d, size, step), d, w);
+    Tensor gw = call(OP("aten::select.int"), g, d, w);
+    add_(zw, gw);
+  }
+  return z;
 }
 
 #define G (c.grad(0))

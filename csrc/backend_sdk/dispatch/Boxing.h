@@ -207,10 +207,13 @@ struct KeyCollector {
 
 // ---- does any unboxed argument take part in autograd? ----
 // See Note [Autograd fallback fast path] (csrc/backend_sdk/ops/detail/Autograd.h).
+// An inference tensor takes no part in autograd even when its flag is set (made with
+// requires_grad=True in inference mode): as PyTorch's, computing with it outside inference mode
+// records nothing (Note [Inference tensors]); its .requires_grad still reads the flag.
 inline bool tensor_requires_grad(const Tensor& t) {
   if (!t.defined()) return false;
   const AutogradMetaInterface* m = t.impl()->autograd_meta();
-  return m != nullptr && m->requires_grad();
+  return m != nullptr && !t.impl()->is_inference() && m->requires_grad();
 }
 struct RequiresGradCollector {
   bool any = false;

@@ -112,6 +112,28 @@ struct RemainderOp {
   }
 };
 
+// C's fmod: the result has the dividend's sign (truncated division).
+template <typename T>
+struct FmodOp {
+  const char* op;
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) zero_division(op);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return T(0);
+      }
+      return static_cast<T>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+
+struct Atan2Op {
+  template <typename T>
+  T operator()(T a, T b) const { return std::atan2(a, b); }
+};
+
 // Integer powers by squaring (wrapping); negative exponents give 0 except
 // for bases 1 and -1, as PyTorch.
 template <typename T>
@@ -255,6 +277,13 @@ void remainder_loop(const TensorIterator& iter) {
   });
 }
 
+void fmod_loop(const TensorIterator& iter) {
+  cpu::dispatch_math_type(iter.common_dtype(), iter.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) cpu::binary_loop<T, T>(iter, FmodOp<T>{iter.op_name()});
+  });
+}
+
 // A floating exponent that is one value everywhere picks a cheaper, and
 // PyTorch-identical, formula.
 template <typename T>
@@ -394,7 +423,36 @@ SDK_BINARY_VARIANTS(remainder, "remainder.Tensor", "remainder_.Tensor", "remaind
 SDK_BINARY_VARIANTS(pow, "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", "pow", &pow_loop)
 SDK_BINARY_VARIANTS(maximum, "maximum", "maximum_", "maximum.out", nullptr, &same_type_loop<MaximumOp>)
 SDK_BINARY_VARIANTS(minimum, "minimum", "minimum_", "minimum.out", nullptr, &same_type_loop<MinimumOp>)
+SDK_BINARY_VARIANTS(fmod, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out", "fmod_cpu", &fmod_loop)
 #undef SDK_BINARY_VARIANTS
+
+// atan2: integral and bool inputs promote to the default floating dtype (a
+// floating operation, as PyTorch's); the in-place form must keep self's dtype.
+template <bool kCpu>
+Tensor run_atan2(const char* op, Variant v, const Tensor& self, const Tensor& other, const Tensor& out) {
+  TensorIterator iter(op);
+  iter.promote_integer_inputs_to_float(true);
+  build_binary_op(iter, v, self, other, out);
+  if constexpr (kCpu) {
+    cpu::dispatch_floating(iter, "atan2_cpu", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cpu::binary_loop<T, T>(iter, Atan2Op{});
+    });
+  }
+  return variant_result(iter, v, self, out);
+}
+template <bool kCpu>
+Tensor atan2_fn(const Tensor& self, const Tensor& other) {
+  return run_atan2<kCpu>("atan2", Variant::Functional, self, other, Tensor());
+}
+template <bool kCpu>
+Tensor atan2_inplace(const Tensor& self, const Tensor& other) {
+  return run_atan2<kCpu>("atan2_", Variant::InPlace, self, other, Tensor());
+}
+template <bool kCpu>
+Tensor atan2_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return run_atan2<kCpu>("atan2.out", Variant::Out, self, other, out);
+}
 
 // ---------------------------------------------------------------------------
 // Scalar overloads: wrap the number (so it promotes as a Python number would)
@@ -459,6 +517,18 @@ Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
   SDK_ATEN_OP("aten::remainder.Tensor", TT);
   return op.call(wrapped_scalar_tensor(self), other);
 }
+Tensor fmod_scalar(const Tensor& self, const Scalar& other) {
+  SDK_ATEN_OP("aten::fmod.Tensor", TT);
+  return op.call(self, wrapped_scalar_tensor(other));
+}
+Tensor fmod_scalar_inplace(const Tensor& self, const Scalar& other) {
+  SDK_ATEN_OP("aten::fmod_.Tensor", TT);
+  return op.call(self, wrapped_scalar_tensor(other));
+}
+Tensor fmod_scalar_out(const Tensor& self, const Scalar& other, const Tensor& out) {
+  SDK_ATEN_OP("aten::fmod.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  return op.call(self, wrapped_scalar_tensor(other), out);
+}
 
 // PyTorch refuses a negative integral exponent for an integral tensor.
 void check_pow_exponent(const char* op, const Tensor& self, const Scalar& exponent) {
@@ -515,10 +585,34 @@ void register_binary(Library& m) {
   m.impl("maximum.out", &maximum_out<kCpu>);
   m.impl("minimum", &minimum_fn<kCpu>);
   m.impl("minimum.out", &minimum_out<kCpu>);
+  m.impl("fmod.Tensor", &fmod_fn<kCpu>);
+  m.impl("fmod_.Tensor", &fmod_inplace<kCpu>);
+  m.impl("fmod.Tensor_out", &fmod_out<kCpu>);
+  m.impl("atan2", &atan2_fn<kCpu>);
+  m.impl("atan2_", &atan2_inplace<kCpu>);
+  m.impl("atan2.out", &atan2_out<kCpu>);
 }
 
 }  // namespace
 }  // namespace sdk::ops
+
+// fmod and atan2 (issue 20's core-tagged operators; the others' schemas are in schemas.cpp).
+SDK_LIBRARY_FRAGMENT(aten, m) {
+  m.def("fmod.Tensor(Tensor self, Tensor other) -> Tensor");
+  m.def("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  m.def("fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("fmod.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
+  m.def("fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("atan2(Tensor self, Tensor other) -> Tensor");
+  m.def("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  m.def("atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)");
+  // The Scalar forms wrap the number and call the Tensor forms: their gradient is fmod.Tensor's.
+  constexpr auto kCIA = sdk::DispatchKey::CompositeImplicitAutograd;
+  m.impl("fmod.Scalar", kCIA, &sdk::ops::fmod_scalar);
+  m.impl("fmod_.Scalar", kCIA, &sdk::ops::fmod_scalar_inplace);
+  m.impl("fmod.Scalar_out", kCIA, &sdk::ops::fmod_scalar_out);
+}
 
 SDK_LIBRARY_IMPL(aten, CPU, m) { sdk::ops::register_binary<true>(m); }
 SDK_LIBRARY_IMPL(aten, Meta, m) { sdk::ops::register_binary<false>(m); }

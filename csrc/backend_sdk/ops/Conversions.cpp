@@ -134,19 +134,12 @@ Tensor flatten_kernel(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   return view(copy, sizes);
 }
 
-Tensor t_kernel(const Tensor& self) {
-  SDK_CHECK_VALUE(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
-  if (self.dim() < 2) return as_strided(self, self.sizes(), self.strides(), self.storage_offset());
-  return as_strided(self, {self.size(1), self.size(0)}, {self.stride(1), self.stride(0)}, self.storage_offset());
-}
-
 }  // namespace
 }  // namespace sdk::ops
 
 SDK_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("_to_copy", &sdk::ops::to_copy_kernel);
   m.impl("clone", &sdk::ops::clone_kernel);
-  m.impl("t", &sdk::ops::t_kernel);
 }
 
 SDK_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {

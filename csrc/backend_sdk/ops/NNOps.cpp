@@ -242,8 +242,9 @@ std::vector<int64_t> pad_index(int64_t n, int64_t before, int64_t after, bool re
 
 template <bool kReflect, int kDims>
 Tensor index_pad(const Tensor& self, IntArrayRef padding) {
-  const char* name = kReflect ? (kDims == 1 ? "reflection_pad1d" : "reflection_pad2d")
-                              : (kDims == 1 ? "replication_pad1d" : "replication_pad2d");
+  static constexpr const char* kNames[2][3] = {{"replication_pad1d", "replication_pad2d", "replication_pad3d"},
+                                               {"reflection_pad1d", "reflection_pad2d", "reflection_pad3d"}};
+  const char* name = kNames[kReflect ? 1 : 0][kDims - 1];
   SDK_CHECK_VALUE(static_cast<int64_t>(padding.size()) == 2 * kDims, name, ": padding size is expected to be ",
                   2 * kDims, ", but got: ", padding.size());
   SDK_CHECK_VALUE(self.dim() == kDims + 1 || self.dim() == kDims + 2, "Expected ", kDims + 1, "D or ", kDims + 2,
@@ -586,6 +587,8 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
   m.def("replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor");
   m.def("replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor");
+  m.def("reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
+  m.def("replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor");
   m.def("upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor");
   m.def("upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, "
         "float? scales_w=None) -> Tensor");
@@ -605,6 +608,8 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("reflection_pad2d", kCIA, &index_pad<true, 2>);
   m.impl("replication_pad1d", kCIA, &index_pad<false, 1>);
   m.impl("replication_pad2d", kCIA, &index_pad<false, 2>);
+  m.impl("reflection_pad3d", kCIA, &index_pad<true, 3>);
+  m.impl("replication_pad3d", kCIA, &index_pad<false, 3>);
   m.impl("upsample_nearest2d", kCIA, &upsample_nearest2d_impl);
   m.impl("upsample_bilinear2d", kCIA, &upsample_bilinear2d_impl);
   m.impl("einsum", kCIA, &einsum_impl);

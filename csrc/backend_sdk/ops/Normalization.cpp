@@ -62,6 +62,23 @@ void check_affine(const std::optional<Tensor>& t, IntArrayRef normalized_shape, 
                   "but got ", what, " of shape ", t->sizes(), " and normalized_shape = ", normalized_shape);
 }
 
+// The sum of f(0..n-1) in double with four interleaved accumulators: the additions of one row are
+// independent chains the CPU overlaps (a single accumulator waits on each add's latency). The order is
+// fixed (accumulator j % 4, then (a0 + a1) + (a2 + a3)), so results do not depend on threads or devices.
+template <typename F>
+inline double row_sum(int64_t n, F f) {
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    a0 += f(j);
+    a1 += f(j + 1);
+    a2 += f(j + 2);
+    a3 += f(j + 3);
+  }
+  for (; j < n; ++j) a0 += f(j);
+  return (a0 + a1) + (a2 + a3);
+}
+
 DimVector stat_sizes(const Tensor& input, int64_t nd) {
   DimVector s(input.sizes());
   for (int64_t i = input.dim() - nd; i < input.dim(); ++i) s[i] = 1;
@@ -98,11 +115,12 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_kernel(const Tensor& input,
       parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t rb, int64_t re) {
         for (int64_t r = rb; r < re; ++r) {
           const T* row = px + r * n;
-          double s = 0;
-          for (int64_t j = 0; j < n; ++j) s += row[j];
-          const double mu = s / static_cast<double>(n);
-          double v = 0;
-          for (int64_t j = 0; j < n; ++j) v += (row[j] - mu) * (row[j] - mu);
+          const double mu = row_sum(n, [row](int64_t j) { return static_cast<double>(row[j]); }) /
+                            static_cast<double>(n);
+          const double v = row_sum(n, [row, mu](int64_t j) {
+            const double d = row[j] - mu;
+            return d * d;
+          });
           const double inv = 1.0 / std::sqrt(v / static_cast<double>(n) + eps);
           pm[r] = static_cast<T>(mu);
           pr[r] = static_cast<T>(inv);
@@ -150,24 +168,22 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_impl(const Tensor& grad_o
       const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
       T* pgi = gi_c.defined() ? gi_c.data_ptr<T>() : nullptr;
       if (pgi) {
+        // The weight as doubles once (ones without a weight): the row loops below have no branch.
+        std::vector<double> wd(static_cast<size_t>(n), 1.0);
+        if (pw) std::copy(pw, pw + n, wd.begin());
+        const double* pwd = wd.data();
         parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t rb, int64_t re) {
           for (int64_t r = rb; r < re; ++r) {
             const T* gr = pg + r * n;
             const T* xr = px + r * n;
             const double mur = pm[r], inv = pr[r];
-            double s1 = 0, s2 = 0;
-            for (int64_t j = 0; j < n; ++j) {
-              const double gw_j = gr[j] * (pw ? static_cast<double>(pw[j]) : 1.0);
-              s1 += gw_j;
-              s2 += gw_j * (xr[j] - mur) * inv;
-            }
-            s1 /= static_cast<double>(n);
-            s2 /= static_cast<double>(n);
+            const double s1 = row_sum(n, [gr, pwd](int64_t j) { return gr[j] * pwd[j]; }) / static_cast<double>(n);
+            const double s2 = row_sum(n, [&](int64_t j) { return gr[j] * pwd[j] * ((xr[j] - mur) * inv); }) /
+                              static_cast<double>(n);
             T* o = pgi + r * n;
             for (int64_t j = 0; j < n; ++j) {
-              const double gw_j = gr[j] * (pw ? static_cast<double>(pw[j]) : 1.0);
               const double xhat = (xr[j] - mur) * inv;
-              o[j] = static_cast<T>(inv * (gw_j - s1 - xhat * s2));
+              o[j] = static_cast<T>(inv * (gr[j] * pwd[j] - s1 - xhat * s2));
             }
           }
         });
@@ -440,15 +456,6 @@ Tensor batch_norm_impl(const Tensor& input, const std::optional<Tensor>& weight,
 }
 
 // ---- group norm / rms norm (composites over reductions) ----
-// The channel-wise affine of (N, C, *) input: x * w[c] + b[c].
-Tensor channel_affine(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
-  DimVector shape(static_cast<size_t>(x.dim()), 1);
-  shape[1] = x.size(1);
-  Tensor out = x;
-  if (weight) out = mul(out, view(*weight, shape));
-  if (bias) out = add(out, view(*bias, shape));
-  return out;
-}
 
 Tensor group_norm_impl(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                        const std::optional<Tensor>& bias, double eps, bool cudnn_enabled) {
@@ -467,11 +474,13 @@ Tensor group_norm_impl(const Tensor& input, int64_t num_groups, const std::optio
                     "of channels in input, but got bias of shape ", bias->sizes(), " and input of shape ",
                     input.sizes());
   }
-  Tensor x = cx::reshape(input, {n, num_groups, input.numel() / std::max<int64_t>(n * num_groups, 1)});
-  Tensor mu = cx::mean(x, {2}, true);
-  Tensor var = cx::var(x, {2}, 0, true);
-  Tensor y = mul(cx::sub(x, mu), cx::rsqrt(add(var, Scalar(eps))));
-  return channel_affine(view(y, input.sizes()), weight, bias);
+  // PyTorch's group_norm calls native_group_norm (CoreOps20.cpp): a backend's kernel for it serves nn.GroupNorm.
+  using Sig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                 const std::optional<Tensor>&, int64_t, int64_t, int64_t, int64_t, double);
+  static const auto native = Dispatcher::singleton().find_schema_or_throw("aten::native_group_norm").typed<Sig>();
+  int64_t hxw = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) hxw *= input.size(d);
+  return std::get<0>(native.call(input, weight, bias, n, c, hxw, num_groups, eps));
 }
 
 Tensor rms_norm_impl(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,

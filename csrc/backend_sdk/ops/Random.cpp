@@ -13,7 +13,9 @@
 // [Generators] (tensor/Generator.h).
 #include <backend_sdk/ops/Random.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -22,6 +24,7 @@
 #include <backend_sdk/ops/detail/BackendSelect.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/Parallel.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
 
@@ -74,42 +77,167 @@ T cast_int_to(int64_t v) {
   }
 }
 
-// One Philox block per counter, recomputed only when the counter changes.
+// Note [Philox in batches]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// The fills take the blocks of consecutive counters from a buffer computed
+// several at a time: vec::philox_blocks runs eight Philox4x32-10 blocks per
+// AVX2 instruction stream (ops/detail/VecMath.h), philox::block one at a time
+// elsewhere; both give the words of Note [Philox random numbers] exactly, so
+// which one ran never shows. A cache starts with one vector of 8 blocks and
+// doubles its batch up to kMaxBatch, so a 3-element fill computes 8 blocks,
+// not 64, while long fills amortise the refill.
 struct BlockCache {
+  static constexpr int64_t kMaxBatch = 64;
   uint64_t seed, offset;
-  uint64_t cached = ~uint64_t{0};
-  philox::Block b{};
-  const philox::Block& at(uint64_t index) {
-    if (index != cached) {
-      b = philox::block(seed, offset + index);
-      cached = index;
-    }
-    return b;
+  uint64_t first = ~uint64_t{0};  // block index (from offset) of words[0]
+  uint64_t count = 0;
+  int64_t batch = 8;
+  alignas(32) uint32_t words[4 * kMaxBatch];
+  BlockCache(uint64_t s, uint64_t o) : seed(s), offset(o) {}
+  void refill(uint64_t index) {
+    first = index;
+    count = static_cast<uint64_t>(batch);
+    philox_words(seed, offset + index, batch, words);
+    batch = std::min(kMaxBatch, 2 * batch);
   }
-  uint32_t word32(uint64_t i) { return at(i / 4).x[i % 4]; }
+  const uint32_t* block_words(uint64_t index) {
+    if (index - first >= count) refill(index);  // also when index < first (wraps)
+    return words + 4 * (index - first);
+  }
+  philox::Block at(uint64_t index) {
+    const uint32_t* w = block_words(index);
+    return philox::Block{{w[0], w[1], w[2], w[3]}};
+  }
+  uint32_t word32(uint64_t i) { return block_words(i / 4)[i % 4]; }
   uint64_t word64(uint64_t i) {
-    const philox::Block& blk = at(i / 2);
+    const uint32_t* w = block_words(i / 2);
     unsigned j = static_cast<unsigned>(i % 2) * 2;
-    return philox::join(blk.x[j], blk.x[j + 1]);
+    return philox::join(w[j], w[j + 1]);
+  }
+  // words[4 k + w] = block(seed, counter + k).x[w] for k < n (Note [Philox in batches]).
+  static void philox_words(uint64_t seed, uint64_t counter, int64_t n, uint32_t* words) {
+    if (vec::philox_blocks(seed, counter, n, words)) return;
+    for (int64_t k = 0; k < n; ++k) {
+      const philox::Block b = philox::block(seed, counter + static_cast<uint64_t>(k));
+      for (int w = 0; w < 4; ++w) words[4 * k + w] = b.x[w];
+    }
   }
 };
 
-// Fills self's elements in row-major logical order: f(cache, i) -> T (each
-// chunk of the parallel loop calls its own copy of f). A non-contiguous self
-// is filled through a contiguous buffer.
-template <typename T, typename F>
-void fill_logical(const Tensor& self, uint64_t seed, uint64_t offset, const F& f) {
+// Runs body(p, b, e) over chunks [b, e) of the elements of self in row-major
+// logical order, p pointing at element 0 (each chunk of the parallel loop
+// writes only its own elements). A non-contiguous self is filled through a
+// contiguous buffer.
+template <typename T, typename Body>
+void fill_chunks(const Tensor& self, const Body& body) {
   int64_t n = self.numel();
   if (n == 0) return;
   SDK_CHECK_VALUE(self.is_cpu(), "philox fill: expected a cpu tensor, got one on ", self.device());
   Tensor buf = self.is_contiguous() ? self : make_tensor(self.sizes(), self.dtype(), self.device());
   T* p = buf.data_ptr<T>();
-  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) { body(p, b, e); });
+  if (!buf.is_same(self)) copy_(self, buf);
+}
+
+// Fills self's elements in row-major logical order: f(cache, i) -> T (each
+// chunk of the parallel loop calls its own copy of f).
+template <typename T, typename F>
+void fill_logical(const Tensor& self, uint64_t seed, uint64_t offset, const F& f) {
+  fill_chunks<T>(self, [&](T* p, int64_t b, int64_t e) {
     BlockCache cache{seed, offset};
     F fn = f;  // per-chunk copy: f may keep per-chunk state (a mutable lambda)
     for (int64_t i = b; i < e; ++i) p[i] = fn(cache, static_cast<uint64_t>(i));
   });
-  if (!buf.is_same(self)) copy_(self, buf);
+}
+
+// Calls f(i0, words, count) over [b, e) in runs: words[j] is the word of
+// element i0 + j for a distribution taking `per_block` values of each block
+// (4: one 32-bit word each; 2: a pair of words, words[2 j], words[2 j + 1]).
+template <int64_t kPerBlock, typename F>
+void for_word_runs(uint64_t seed, uint64_t offset, int64_t b, int64_t e, const F& f) {
+  constexpr int64_t kBlocks = 128;
+  alignas(32) uint32_t words[4 * kBlocks];
+  for (int64_t i = b; i < e;) {
+    const int64_t blk = i / kPerBlock;
+    const int64_t last = std::min<int64_t>(e, (blk + kBlocks) * kPerBlock);
+    const int64_t nblocks = (last - 1) / kPerBlock - blk + 1;
+    BlockCache::philox_words(seed, offset + static_cast<uint64_t>(blk), nblocks, words);
+    f(i, blk, words, last - i);
+    i = last;
+  }
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+  if constexpr (sizeof(T) == 4) {
+    uint32_t x, y;
+    std::memcpy(&x, &a, 4);
+    std::memcpy(&y, &b, 4);
+    return x == y;
+  } else {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+  }
+}
+
+// Note [Vectorised Box-Muller]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A float32/float16/bfloat16 normal fill computes Box-Muller's log, cos and
+// sin through libmvec (vec::apply, Note [Vector math]) instead of the scalar
+// libm the numbers are defined with (Note [Philox random numbers]), and still
+// stores exactly the scalar values: libmvec is within 4 ulp of the true
+// result and glibc's scalar functions within 1, so the two z differ by at most
+// ~10 double ulp (2^-48.7 |z|), and v = mean + std * z by at most
+// (|std z| + |v|) 2^-50. err below is 2^10 times that; when v - err and v +
+// err round to the same value of the dtype, so does the scalar v between them
+// (rounding is monotone), and the vector v is stored. Otherwise (v within err
+// of a rounding boundary: about 2^-15 of float32 values, fewer on the
+// coarser float16/bfloat16 grids) the element is recomputed with the scalar
+// functions. float64 results keep the scalar path:
+// no margin is left once the value is the double itself.
+template <typename T>
+void normal_fill_vectorised(const Tensor& self, double mean, double stddev, uint64_t seed, uint64_t offset) {
+  fill_chunks<T>(self, [&](T* p, int64_t b, int64_t e) {
+    for_word_runs<2>(seed, offset, b, e, [&](int64_t i0, int64_t blk, const uint32_t* words, int64_t count) {
+      constexpr int64_t kBlocks = 128;
+      double a[kBlocks], theta[kBlocks], c[kBlocks], sn[kBlocks];
+      const int64_t nblocks = (i0 + count - 1) / 2 - blk + 1;
+      for (int64_t k = 0; k < nblocks; ++k) {
+        const uint32_t* w = words + 4 * k;
+        a[k] = 1.0 - philox::uniform_from_uint64(philox::join(w[0], w[1]));
+        theta[k] = 6.283185307179586476925286766559 * philox::uniform_from_uint64(philox::join(w[2], w[3]));
+      }
+      vec::apply(vec::UnaryFn::Log, a, a, nblocks);
+      vec::apply(vec::UnaryFn::Cos, c, theta, nblocks);
+      vec::apply(vec::UnaryFn::Sin, sn, theta, nblocks);
+      double z[2 * kBlocks];  // z[2 k], z[2 k + 1]: the cos and sin values of block blk + k
+      for (int64_t k = 0; k < nblocks; ++k) {
+        const double r = std::sqrt(-2.0 * a[k]);
+        z[2 * k] = r * c[k];
+        z[2 * k + 1] = r * sn[k];
+      }
+      // One branch-free pass (it vectorises), then the rare elements near a rounding boundary again.
+      const double* zi = z + (i0 - 2 * blk);
+      T* out = p + i0;
+      bool near_boundary = false;
+      for (int64_t j = 0; j < count; ++j) {
+        const double v = mean + stddev * zi[j];
+        const double err = (std::fabs(stddev * zi[j]) + std::fabs(v)) * 0x1p-40;
+        near_boundary |= !same_bits(cast_to<T>(v - err), cast_to<T>(v + err));
+        out[j] = cast_to<T>(v);
+      }
+      if (!near_boundary) return;
+      for (int64_t j = 0; j < count; ++j) {
+        const double v = mean + stddev * zi[j];
+        const double err = (std::fabs(stddev * zi[j]) + std::fabs(v)) * 0x1p-40;
+        if (same_bits(cast_to<T>(v - err), cast_to<T>(v + err))) continue;
+        const int64_t i = i0 + j;
+        const uint32_t* w = words + 4 * (i / 2 - blk);
+        double z0, z1;
+        philox::normal_pair_from_block(philox::Block{{w[0], w[1], w[2], w[3]}}, &z0, &z1);
+        out[j] = cast_to<T>(mean + stddev * ((i % 2 == 0) ? z0 : z1));
+      }
+    });
+  });
 }
 
 }  // namespace
@@ -135,6 +263,16 @@ void philox_uniform_fill(const Tensor& self, double from, double to, uint64_t se
           return from + philox::uniform_from_uint64(c.word64(i)) * span;
         });
       } else {
+        if constexpr (std::is_same_v<scalar_t, float>) {
+          if (vec::available()) {  // the same values, eight at a time (Note [Philox in batches])
+            fill_chunks<float>(self, [&](float* p, int64_t b, int64_t e) {
+              for_word_runs<4>(seed, offset, b, e, [&](int64_t i0, int64_t, const uint32_t* words, int64_t count) {
+                vec::uniform_f32(p + i0, words + (i0 % 4), count, from, span);
+              });
+            });
+            return;
+          }
+        }
         // uniform_from_uint32(w, digits), with the scale computed once
         const int shift = 32 - digits;
         const double scale = std::ldexp(1.0, -digits);
@@ -152,6 +290,12 @@ void philox_normal_fill(const Tensor& self, double mean, double stddev, uint64_t
   SDK_DISPATCH_ALL_TYPES(self.dtype(), "normal_", [&] {
     if constexpr (std::is_floating_point_v<scalar_t> || std::is_same_v<scalar_t, Half> ||
                   std::is_same_v<scalar_t, BFloat16>) {
+      if constexpr (!std::is_same_v<scalar_t, double>) {
+        if (vec::available()) {
+          normal_fill_vectorised<scalar_t>(self, mean, stddev, seed, offset);
+          return;
+        }
+      }
       // Both values of a block (cos and sin) are computed once, on its first element.
       struct Pair {
         uint64_t block = ~uint64_t{0};

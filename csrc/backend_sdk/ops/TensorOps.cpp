@@ -131,24 +131,11 @@ Tensor outer_impl(const Tensor& self, const Tensor& vec2) {
   return mul(view(self, {self.size(0), 1}), vec2);
 }
 
+// aten::diagonal (a view operator: Note [View operators], ops/Views.cpp), for diag and trace.
 Tensor diagonal_impl(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  const int64_t d1 = maybe_wrap_dim(dim1, self.dim());
-  const int64_t d2 = maybe_wrap_dim(dim2, self.dim());
-  SDK_CHECK_VALUE(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
-  int64_t len = offset >= 0 ? std::min(self.size(d1), self.size(d2) - offset)
-                            : std::min(self.size(d1) + offset, self.size(d2));
-  len = std::max<int64_t>(len, 0);
-  int64_t start = self.storage_offset();
-  if (len > 0) start += offset >= 0 ? offset * self.stride(d2) : -offset * self.stride(d1);
-  DimVector sizes, strides;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (d == d1 || d == d2) continue;
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
-  }
-  sizes.push_back(len);
-  strides.push_back(self.stride(d1) + self.stride(d2));
-  return as_strided(self, sizes, strides, start);
+  static const auto op = Dispatcher::singleton().find_schema_or_throw("aten::diagonal").typed<
+      Tensor(const Tensor&, int64_t, int64_t, int64_t)>();
+  return op.call(self, offset, dim1, dim2);
 }
 
 Tensor diag_impl(const Tensor& self, int64_t k) {
@@ -430,7 +417,6 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("lerp_.Scalar", kCIA, &lerp_scalar_inplace);
   m.impl("lerp_.Tensor", kCIA, &lerp_tensor_inplace);
   m.impl("outer", kCIA, &outer_impl);
-  m.impl("diagonal", kCIA, &diagonal_impl);
   m.impl("diag", kCIA, &diag_impl);
   m.impl("trace", kCIA, &trace_impl);
   m.impl("roll", kCIA, &roll_impl);

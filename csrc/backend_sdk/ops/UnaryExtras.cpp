@@ -1,10 +1,13 @@
-// log2, log10 and erfinv (functional, in-place, out=): CPU and Meta kernels
+// log2, log10, erfinv and the inverse/hyperbolic trigonometric functions
+// (acos, asin, atan, acosh, asinh, atanh, sinh, cosh; issue 20's core-tagged
+// operators), functional, in-place, out=: CPU and Meta kernels
 // over the element-wise machinery (Note [Element-wise kernels]). Integral and
 // bool inputs promote to the default floating dtype, as PyTorch's.
 // Derivatives (PyTorch's derivatives.yaml; the autograd table needs them):
 //   log2:   grad / (self * ln 2)
 //   log10:  grad / (self * ln 10)
 //   erfinv: grad * 0.5 * sqrt(pi) * exp(erfinv(self)^2)
+// The trigonometric ones are in the C++ formula table (autograd/derivatives.def).
 #include <cmath>
 #include <limits>
 
@@ -67,6 +70,20 @@ struct Log10Fn {
   template <typename T>
   T operator()(T x) const { return std::log10(x); }
 };
+#define SDK_STD_UNARY_FN(Name, fn)                      \
+  struct Name {                                         \
+    template <typename T>                               \
+    T operator()(T x) const { return std::fn(x); }      \
+  };
+SDK_STD_UNARY_FN(AcosFn, acos)
+SDK_STD_UNARY_FN(AsinFn, asin)
+SDK_STD_UNARY_FN(AtanFn, atan)
+SDK_STD_UNARY_FN(AcoshFn, acosh)
+SDK_STD_UNARY_FN(AsinhFn, asinh)
+SDK_STD_UNARY_FN(AtanhFn, atanh)
+SDK_STD_UNARY_FN(SinhFn, sinh)
+SDK_STD_UNARY_FN(CoshFn, cosh)
+#undef SDK_STD_UNARY_FN
 struct ErfinvFn {
   template <typename T>
   T operator()(T x) const { return static_cast<T>(erfinv_double(static_cast<double>(x))); }
@@ -104,6 +121,14 @@ Tensor run(const char* op, const char* kernel, Variant v, const Tensor& self, co
 SDK_EXTRA_UNARY(log2, Log2Fn)
 SDK_EXTRA_UNARY(log10, Log10Fn)
 SDK_EXTRA_UNARY(erfinv, ErfinvFn)
+SDK_EXTRA_UNARY(acos, AcosFn)
+SDK_EXTRA_UNARY(asin, AsinFn)
+SDK_EXTRA_UNARY(atan, AtanFn)
+SDK_EXTRA_UNARY(acosh, AcoshFn)
+SDK_EXTRA_UNARY(asinh, AsinhFn)
+SDK_EXTRA_UNARY(atanh, AtanhFn)
+SDK_EXTRA_UNARY(sinh, SinhFn)
+SDK_EXTRA_UNARY(cosh, CoshFn)
 #undef SDK_EXTRA_UNARY
 
 }  // namespace
@@ -119,6 +144,30 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("erfinv(Tensor self) -> Tensor");
   m.def("erfinv_(Tensor(a!) self) -> Tensor(a!)");
   m.def("erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("acos(Tensor self) -> Tensor");
+  m.def("acos_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("asin(Tensor self) -> Tensor");
+  m.def("asin_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("atan(Tensor self) -> Tensor");
+  m.def("atan_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("acosh(Tensor self) -> Tensor");
+  m.def("acosh_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("asinh(Tensor self) -> Tensor");
+  m.def("asinh_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("atanh(Tensor self) -> Tensor");
+  m.def("atanh_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("sinh(Tensor self) -> Tensor");
+  m.def("sinh_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("cosh(Tensor self) -> Tensor");
+  m.def("cosh_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
 }
 
 #define SDK_EXTRA_IMPLS(m, cpu)                                   \
@@ -130,7 +179,31 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("log10.out", &sdk::ops::log10_out<cpu>);                 \
   m.impl("erfinv", &sdk::ops::erfinv_fn<cpu>);                    \
   m.impl("erfinv_", &sdk::ops::erfinv_inplace<cpu>);              \
-  m.impl("erfinv.out", &sdk::ops::erfinv_out<cpu>)
+  m.impl("erfinv.out", &sdk::ops::erfinv_out<cpu>);                \
+  m.impl("acos", &sdk::ops::acos_fn<cpu>);                          \
+  m.impl("acos_", &sdk::ops::acos_inplace<cpu>);                    \
+  m.impl("acos.out", &sdk::ops::acos_out<cpu>);                     \
+  m.impl("asin", &sdk::ops::asin_fn<cpu>);                          \
+  m.impl("asin_", &sdk::ops::asin_inplace<cpu>);                    \
+  m.impl("asin.out", &sdk::ops::asin_out<cpu>);                     \
+  m.impl("atan", &sdk::ops::atan_fn<cpu>);                          \
+  m.impl("atan_", &sdk::ops::atan_inplace<cpu>);                    \
+  m.impl("atan.out", &sdk::ops::atan_out<cpu>);                     \
+  m.impl("acosh", &sdk::ops::acosh_fn<cpu>);                          \
+  m.impl("acosh_", &sdk::ops::acosh_inplace<cpu>);                    \
+  m.impl("acosh.out", &sdk::ops::acosh_out<cpu>);                     \
+  m.impl("asinh", &sdk::ops::asinh_fn<cpu>);                          \
+  m.impl("asinh_", &sdk::ops::asinh_inplace<cpu>);                    \
+  m.impl("asinh.out", &sdk::ops::asinh_out<cpu>);                     \
+  m.impl("atanh", &sdk::ops::atanh_fn<cpu>);                          \
+  m.impl("atanh_", &sdk::ops::atanh_inplace<cpu>);                    \
+  m.impl("atanh.out", &sdk::ops::atanh_out<cpu>);                     \
+  m.impl("sinh", &sdk::ops::sinh_fn<cpu>);                          \
+  m.impl("sinh_", &sdk::ops::sinh_inplace<cpu>);                    \
+  m.impl("sinh.out", &sdk::ops::sinh_out<cpu>);                     \
+  m.impl("cosh", &sdk::ops::cosh_fn<cpu>);                          \
+  m.impl("cosh_", &sdk::ops::cosh_inplace<cpu>);                    \
+  m.impl("cosh.out", &sdk::ops::cosh_out<cpu>)
 
 SDK_LIBRARY_IMPL(aten, CPU, m) { SDK_EXTRA_IMPLS(m, true); }
 SDK_LIBRARY_IMPL(aten, Meta, m) { SDK_EXTRA_IMPLS(m, false); }

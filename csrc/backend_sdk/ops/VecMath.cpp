@@ -14,6 +14,9 @@ float extremum_f32(const float* x, int64_t n, bool max);
 double extremum_f64(const double* x, int64_t n, bool max);
 void add_row_f32(double* acc, const float* row, int64_t n);
 void sum_squares_lanes_f32(const float* x, int64_t n, double* acc16);
+void add_rows_f32(double* acc, const float* const* rows, int nrows, int64_t n);
+void philox_blocks(uint64_t seed, uint64_t counter, int64_t nblocks, uint32_t* words);
+void uniform_f32(float* out, const uint32_t* words, int64_t n, double from, double span);
 }  // namespace avx2
 
 namespace {
@@ -61,8 +64,26 @@ bool sum_squares_lanes(const float* x, int64_t n, double* acc16) {
   avx2::sum_squares_lanes_f32(x, n, acc16);
   return true;
 }
+bool add_rows(double* acc, const float* const* rows, int nrows, int64_t n) {
+  if (!available()) return false;
+  avx2::add_rows_f32(acc, rows, nrows, n);
+  return true;
+}
+bool philox_blocks(uint64_t seed, uint64_t counter, int64_t nblocks, uint32_t* words) {
+  if (!available()) return false;
+  avx2::philox_blocks(seed, counter, nblocks, words);
+  return true;
+}
+bool uniform_f32(float* out, const uint32_t* words, int64_t n, double from, double span) {
+  if (!available()) return false;
+  avx2::uniform_f32(out, words, n, from, span);
+  return true;
+}
 #else
 bool available() { return false; }
+bool add_rows(double*, const float* const*, int, int64_t) { return false; }
+bool philox_blocks(uint64_t, uint64_t, int64_t, uint32_t*) { return false; }
+bool uniform_f32(float*, const uint32_t*, int64_t, double, double) { return false; }
 bool sum_squares_lanes(const float*, int64_t, double*) { return false; }
 bool extremum_run(const float*, int64_t, bool, float*) { return false; }
 bool extremum_run(const double*, int64_t, bool, double*) { return false; }

@@ -255,6 +255,101 @@ void sum_squares_lanes_f32(const float* x, int64_t n, double* acc16) {
   _mm256_storeu_pd(acc16 + 12, a3);
 }
 
+void add_rows_f32(double* acc, const float* const* rows, int nrows, int64_t n) {
+  // Note [Column sums in row blocks] (Reduce.cpp): each column's partial sum
+  // stays in a register while the block's rows are added to it in order.
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256d lo = _mm256_loadu_pd(acc + j), hi = _mm256_loadu_pd(acc + j + 4);
+    for (int r = 0; r < nrows; ++r) {
+      const __m256 v = _mm256_loadu_ps(rows[r] + j);
+      lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+      hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    }
+    _mm256_storeu_pd(acc + j, lo);
+    _mm256_storeu_pd(acc + j + 4, hi);
+  }
+  for (; j < n; ++j) {
+    double a = acc[j];
+    for (int r = 0; r < nrows; ++r) a += static_cast<double>(rows[r][j]);
+    acc[j] = a;
+  }
+}
+
+namespace {
+// The high and low 32 bits of the eight products k * c[lane] (Philox's mulhilo).
+inline void mulhilo8(__m256i k, __m256i c, __m256i* hi, __m256i* lo) {
+  const __m256i even = _mm256_mul_epu32(k, c);                          // lanes 0, 2, 4, 6
+  const __m256i odd = _mm256_mul_epu32(k, _mm256_srli_epi64(c, 32));   // lanes 1, 3, 5, 7
+  *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+}  // namespace
+
+void philox_blocks(uint64_t seed, uint64_t counter, int64_t nblocks, uint32_t* words) {
+  // Eight Philox4x32-10 blocks at a time, one per 32-bit lane (Note [Philox
+  // random numbers], core/Philox.h, whose scalar rounds these mirror word for
+  // word); the blocks are transposed back to (x0, x1, x2, x3) order on store.
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  alignas(32) uint32_t tail[32];
+  for (int64_t b = 0; b < nblocks; b += 8) {
+    const uint64_t c = counter + static_cast<uint64_t>(b);
+    // Counter c + lane as (lo32, hi32): the low word may wrap within the eight.
+    const __m256i lo = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(c))), lane);
+    const __m256i wrapped = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(c))),
+                                                                _mm256_set1_epi32(INT32_MIN)),
+                                               _mm256_xor_si256(lo, _mm256_set1_epi32(INT32_MIN)));
+    __m256i x0 = lo;
+    __m256i x1 = _mm256_sub_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(c >> 32))), wrapped);
+    __m256i x2 = _mm256_setzero_si256(), x3 = _mm256_setzero_si256();
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int r = 0; r < 10; ++r) {
+      __m256i hi0, lo0, hi1, lo1;
+      mulhilo8(m0, x0, &hi0, &lo0);
+      mulhilo8(m1, x2, &hi1, &lo1);
+      x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(k0)));
+      x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(k1)));
+      x1 = lo1;
+      x3 = lo0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpackhi_epi32(x0, x1);
+    const __m256i t2 = _mm256_unpacklo_epi32(x2, x3), t3 = _mm256_unpackhi_epi32(x2, x3);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    const bool full = b + 8 <= nblocks;
+    uint32_t* dst = full ? words + 4 * b : tail;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8), _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
+    if (!full) {
+      for (int64_t w = 0; w < 4 * (nblocks - b); ++w) words[4 * b + w] = tail[w];
+    }
+  }
+}
+
+void uniform_f32(float* out, const uint32_t* words, int64_t n, double from, double span) {
+  // out[i] = float(from + double(words[i] >> 8) * 2^-24 * span), the scalar
+  // fill's expression in its order (no fused multiply-add in this file).
+  const __m256d scale = _mm256_set1_pd(1.0 / 16777216.0), vspan = _mm256_set1_pd(span), vfrom = _mm256_set1_pd(from);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i w = _mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + i)), 8);
+    const __m256d lo = _mm256_cvtepi32_pd(_mm256_castsi256_si128(w));
+    const __m256d hi = _mm256_cvtepi32_pd(_mm256_extracti128_si256(w, 1));
+    const __m128 flo = _mm256_cvtpd_ps(_mm256_add_pd(vfrom, _mm256_mul_pd(_mm256_mul_pd(lo, scale), vspan)));
+    const __m128 fhi = _mm256_cvtpd_ps(_mm256_add_pd(vfrom, _mm256_mul_pd(_mm256_mul_pd(hi, scale), vspan)));
+    _mm256_storeu_ps(out + i, _mm256_set_m128(fhi, flo));
+  }
+  for (; i < n; ++i) {
+    out[i] = static_cast<float>(from + static_cast<double>(words[i] >> 8) * (1.0 / 16777216.0) * span);
+  }
+}
+
 void apply_f32(int f, float* out, const float* in, int64_t n) { dispatch<F32>(f, out, in, n); }
 void apply_f64(int f, double* out, const double* in, int64_t n) { dispatch<F64>(f, out, in, n); }
 

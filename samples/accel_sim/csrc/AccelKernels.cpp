@@ -64,6 +64,7 @@ constexpr const char* kDeviceOperators[] = {
     "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc", "sign", "reciprocal",
     "logical_not", "bitwise_not", "fill", "masked_fill", "lerp", "addcmul", "addcdiv",
+    "acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "atan2", "fmod",
     // reductions
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "all", "any", "norm",
     "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax",
@@ -73,6 +74,18 @@ constexpr const char* kDeviceOperators[] = {
     "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
+    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback.
+    // Not their backward operators with an output_mask (convolution_backward, native_layer_norm_backward,
+    // native_batch_norm_backward): a masked-off result is an undefined tensor, which the simulated kernel
+    // cannot give a device buffer yet.
+    "native_layer_norm", "linalg_vector_norm", "convolution", "native_batch_norm", "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    // the in-place multi-tensor and the fused optimizer operators: one launch per list (Note [Foreach
+    // kernels]); the functional _foreach_ forms return Tensor[], which simulated kernels do not, so they
+    // run their CompositeExplicitAutograd loop (one launch per tensor)
+    "_foreach_add_", "_foreach_sub_", "_foreach_mul_", "_foreach_div_", "_foreach_addcmul_", "_foreach_addcdiv_",
+    "_foreach_lerp_", "_foreach_sqrt_", "_foreach_neg_", "_foreach_reciprocal_", "_foreach_zero_", "_foreach_copy_",
+    "_foreach_maximum_", "_fused_adam_", "_fused_adamw_", "_fused_sgd_",
 };
 
 }  // namespace

@@ -148,39 +148,25 @@ inline T to_dtype(CT a, ScalarType dtype) { return a.dtype() == dtype ? a : _to_
 // A 0-d tensor flagged as a wrapped number: it takes part in type promotion as a Python scalar would.
 inline T wrapped(const Scalar& s) { return wrapped_scalar_tensor(s); }
 
-// ---- views and shapes (as_strided / view / copies) ----
+// ---- views and shapes (the view operators, Note [View operators]; view; copies) ----
+// Through the view operators, so a composite's autograd graph holds PyTorch's nodes
+// (PermuteBackward0, TransposeBackward0, ...) with their fast backwards.
 inline T permute(CT a, IntArrayRef order) {
-  DimVector sizes, strides;
-  for (int64_t d : order) {
-    sizes.push_back(a.size(d));
-    strides.push_back(a.stride(d));
-  }
-  return as_strided(a, sizes, strides, a.storage_offset());
+  SDK_CX_OP("aten::permute", T(CT, IntArrayRef));
+  return op.call(a, order);
 }
 inline T transpose(CT a, int64_t d0, int64_t d1) {
-  d0 = maybe_wrap_dim(d0, a.dim());
-  d1 = maybe_wrap_dim(d1, a.dim());
-  DimVector sizes(a.sizes()), strides(a.strides());
-  std::swap(sizes[d0], sizes[d1]);
-  std::swap(strides[d0], strides[d1]);
-  return as_strided(a, sizes, strides, a.storage_offset());
+  SDK_CX_OP("aten::transpose.int", T(CT, int64_t, int64_t));
+  return op.call(a, d0, d1);
 }
 inline T unsqueeze(CT a, int64_t d) {
-  d = maybe_wrap_dim(d, a.dim() + 1);
-  DimVector sizes(a.sizes()), strides(a.strides());
-  int64_t st = d < a.dim() ? a.size(d) * a.stride(d) : 1;
-  sizes.insert(static_cast<size_t>(d), 1);
-  strides.insert(static_cast<size_t>(d), st);
-  return as_strided(a, sizes, strides, a.storage_offset());
+  SDK_CX_OP("aten::unsqueeze", T(CT, int64_t));
+  return op.call(a, d);
 }
+// Broadcasts a to `sizes` (a's dims align to the right; its size-1 dims repeat).
 inline T expand(CT a, IntArrayRef sizes) {
-  DimVector strides;
-  const int64_t lead = static_cast<int64_t>(sizes.size()) - a.dim();
-  for (int64_t i = 0; i < static_cast<int64_t>(sizes.size()); ++i) {
-    int64_t k = i - lead;
-    strides.push_back(k < 0 || a.size(k) == 1 ? 0 : a.stride(k));
-  }
-  return as_strided(a, sizes, strides, a.storage_offset());
+  SDK_CX_OP("aten::expand", T(CT, IntArrayRef, bool));
+  return op.call(a, sizes, false);
 }
 // A contiguous copy when a is not contiguous (through _to_copy, so it is differentiable).
 inline T contiguous(CT a) {

@@ -76,4 +76,17 @@ bool add_row(double* acc, const float* row, int64_t n);
 // (n a multiple of 16): Note [Norm accumulation]'s lanes, bit for bit.
 bool sum_squares_lanes(const float* x, int64_t n, double* acc16);
 
+// add_rows: acc[j] += double(rows[0][j]), then rows[1][j], ... rows[nrows-1][j]
+// for j < n: add_row over a block of rows, the same additions in the same
+// order (Note [Column sums in row blocks], Reduce.cpp).
+bool add_rows(double* acc, const float* const* rows, int nrows, int64_t n);
+
+// Random number kernels (Note [Philox random numbers], core/Philox.h), exact:
+// philox_blocks: words[4 k + w] = philox::block(seed, counter + k).x[w] for
+// k < nblocks.
+bool philox_blocks(uint64_t seed, uint64_t counter, int64_t nblocks, uint32_t* words);
+// uniform_f32: out[i] = float(from + double(words[i] >> 8) * 2^-24 * span),
+// the float32 uniform fill's value of word i.
+bool uniform_f32(float* out, const uint32_t* words, int64_t n, double from, double span);
+
 }  // namespace sdk::ops::vec
