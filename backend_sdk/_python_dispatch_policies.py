@@ -64,6 +64,9 @@ def _define_ops() -> list[Any]:
             continue  # defined elsewhere already (C++): its kernel serves
         lib.define(schema)
         lib.impl(name, fn, "CompositeExplicitAutograd")
+        # ops.aten caches packets: one made before this overload existed (aten::sym_size has a C++ .int
+        # overload) would not list it, so it is dropped and rebuilt on next access.
+        getattr(ops, lib.ns).__dict__.pop(name.partition(".")[0], None)
     return [aten, prim]
 
 
