@@ -186,3 +186,6 @@ from ._checks import (  # noqa: E402,F401
 
 return_types._install(globals(), Tensor, [n for n in list(globals()) if not n.startswith("_")])
 __all__ += ["return_types"]
+# aten::sym_size/sym_stride/sym_numel/sym_storage_offset/dim/is_contiguous, prim::device/layout (Note [Python
+# metadata policies])
+from . import _python_dispatch_policies  # noqa: E402,F401

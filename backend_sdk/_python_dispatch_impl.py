@@ -209,14 +209,17 @@ def _make_wrapper_subclass(cls: type, size: Any, *, strides: Any = None, storage
     if memory_format is not None and memory_format is not _formats.contiguous_format:
         raise NotImplementedError(f"_make_wrapper_subclass(): memory_format {memory_format!r} is not supported; "
                                   f"pass strides instead")
-    if dispatch_sizes_strides_policy is not None or dispatch_device or dispatch_layout:
-        raise NotImplementedError(
-            "_make_wrapper_subclass(): dispatch_sizes_strides_policy, dispatch_device and dispatch_layout "
-            "(Python-computed metadata) are not supported; sizes, strides and device are fixed at creation"
-        )
+    if dispatch_sizes_strides_policy not in (None, "sizes", "strides"):
+        raise RuntimeError(f"Unknown sizes_strides_policy: {dispatch_sizes_strides_policy}; expected 'strides' "
+                           f"or 'sizes'")
     size = [int(s) for s in size]
     strides = None if strides is None else [int(s) for s in strides]
-    return _C._make_python_key_tensor(cls, size, strides, storage_offset, dtype, device, bool(requires_grad))
+    r = _C._make_python_key_tensor(cls, size, strides, storage_offset, dtype, device, bool(requires_grad))
+    if dispatch_sizes_strides_policy is not None or dispatch_device or dispatch_layout:
+        from ._python_dispatch_policies import apply_policy  # Note [Python metadata policies]
+
+        apply_policy(r, dispatch_sizes_strides_policy, dispatch_device, dispatch_layout)
+    return r
 
 
 # Tensor._make_wrapper_subclass (backend_sdk/_tensor.py) imports this module on its first call; from then

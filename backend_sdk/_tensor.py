@@ -106,34 +106,43 @@ class Tensor(_C.TensorBase):
 
         return _make_wrapper_subclass(cls, size, **kwargs)
 
+    # ---- pickle and copy.deepcopy (Note [Tensor pickling], backend_sdk/_tensor_pickle.py) ----------------
+    def __reduce_ex__(self, proto: int) -> Any:
+        from ._tensor_pickle import reduce_ex
+
+        return reduce_ex(self, proto)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        from ._tensor_pickle import deepcopy
+
+        return deepcopy(self, memo)
+
     # ---- new_* factories and *_as views, as torch.Tensor's -------------------------------------------------
     def _new_kwargs(self, dtype: Any, device: Any) -> dict:
         return {"dtype": self.dtype if dtype is None else dtype, "device": self.device if device is None else device}
 
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
-        """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given."""
-        from ._factories import empty
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                  layout: Any = None, pin_memory: bool = False) -> "Tensor":
+        """An uninitialised tensor of ``size`` with this tensor's dtype and device unless given (``aten::new_empty``,
+        which a ``__torch_dispatch__`` subclass sees)."""
+        return _new_factory(_new_empty_op, self, size, "new_empty", dtype, device, layout, pin_memory, requires_grad)
 
-        return empty(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                  layout: Any = None, pin_memory: bool = False) -> "Tensor":
+        """Zeros of ``size`` with this tensor's dtype and device unless given (``aten::new_zeros``)."""
+        return _new_factory(_new_zeros_op, self, size, "new_zeros", dtype, device, layout, pin_memory, requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
-        """Zeros of ``size`` with this tensor's dtype and device unless given."""
-        from ._factories import zeros
-
-        return zeros(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
-        """Ones of ``size`` with this tensor's dtype and device unless given."""
-        from ._factories import ones
-
-        return ones(*size, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                 layout: Any = None, pin_memory: bool = False) -> "Tensor":
+        """Ones of ``size`` with this tensor's dtype and device unless given (``aten::new_ones``)."""
+        return _new_factory(_new_ones_op, self, size, "new_ones", dtype, device, layout, pin_memory, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> "Tensor":
-        """``fill_value`` everywhere, of ``size``, with this tensor's dtype and device unless given."""
-        from ._factories import full
-
-        return full(size, fill_value, **self._new_kwargs(dtype, device), requires_grad=requires_grad)
+                 requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> "Tensor":
+        """``fill_value`` everywhere, of ``size``, with this tensor's dtype and device unless given
+        (``aten::new_full``)."""
+        return _new_factory(_new_full_op, self, (size,), "new_full", dtype, device, layout, pin_memory,
+                            requires_grad, fill_value)
 
     def view_as(self, other: "Tensor") -> "Tensor":
         """``self.view(other.size())``."""
@@ -632,3 +641,27 @@ def _apply_slicing(t: Tensor, index: Any) -> tuple[Tensor, list[Tensor | None]]:
             record(item, ndims)
             dim += ndims
     return result, indices
+
+# copyreg for torch.device and the tensor rebuild functions (Note [Tensor pickling]).
+from . import _tensor_pickle as _tensor_pickle  # noqa: E402,F401
+
+
+# Tensor.new_* call the aten::new_* operators (csrc/backend_sdk/ops/NewFactories.cpp), so a subclass's
+# __torch_dispatch__ and the profiler see aten::new_zeros as in PyTorch; the overloads are looked up once.
+_new_empty_op = ops.aten.new_empty.default
+_new_zeros_op = ops.aten.new_zeros.default
+_new_ones_op = ops.aten.new_ones.default
+_new_full_op = ops.aten.new_full.default
+
+
+def _new_factory(op: Any, self: Any, size: tuple, what: str, dtype: Any, device: Any, layout: Any,
+                 pin_memory: bool, requires_grad: bool, *fill: Any) -> Any:
+    from ._factories import _sizes
+
+    if device is not None and not isinstance(device, _C.device):
+        device = _C.device(device)
+    out = op(self, _sizes(size, what), *fill, dtype=dtype, layout=layout, device=device,
+             pin_memory=pin_memory or None)
+    if type(out) is Tensor:
+        _C._reset_version(out)  # made here, not written in place by anyone (as the factories' _new)
+    return out.requires_grad_() if requires_grad else out

@@ -25,6 +25,13 @@ META_EXCLUSIONS: dict[str, str] = {}
 
 # aten overloads no OpInfo reaches, with the reason (they are tested elsewhere or are internal).
 NOT_COVERED: dict[str, str] = {
+    "aten::dim": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::is_contiguous": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::is_contiguous.memory_format": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::sym_numel": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::sym_size": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::sym_storage_offset": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
+    "aten::sym_stride": "metadata query for wrapper subclass policies -- tests/test_python_dispatch_policies.py",
     "aten::_local_scalar_dense": "reads data (Tensor.item()); Meta raises by design -- tests/test_tensor.py",
     "aten::_index_put_impl_": "internal implementation of index_put_ (covered through index_put_)",
     "aten::empty.memory_format": "values undefined; covered by the `empty` OpInfo's metadata only",

@@ -237,8 +237,8 @@ def test_make_wrapper_subclass_errors():
         bs.Tensor._make_wrapper_subclass(Tagged, [2**62, 4], strides=[4, 1])
     with pytest.raises(TypeError):
         bs.Tensor._make_wrapper_subclass(Tagged, [2], [1])  # strides is keyword-only, as PyTorch's
-    with pytest.raises(NotImplementedError, match="dispatch_sizes_strides_policy"):
-        bs.Tensor._make_wrapper_subclass(Tagged, [2], dispatch_sizes_strides_policy="sizes")
+    with pytest.raises(RuntimeError, match="Unknown sizes_strides_policy: shape; expected 'strides' or 'sizes'"):
+        bs.Tensor._make_wrapper_subclass(Tagged, [2], dispatch_sizes_strides_policy="shape")
 
 
 def test_plain_tensor_with_lost_class_is_refused_not_crashed():

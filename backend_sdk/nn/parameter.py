@@ -59,6 +59,11 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __reduce_ex__(self, proto: int) -> Any:
+        from .._tensor_pickle import reduce_parameter
+
+        return reduce_parameter(self)
+
     def __deepcopy__(self, memo: dict) -> "Parameter":
         if id(self) in memo:
             return memo[id(self)]
