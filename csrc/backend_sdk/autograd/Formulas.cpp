@@ -296,7 +296,12 @@ Tensor permute_backward(const Tensor& g, const std::vector<int64_t>& dims) {
 // into the region the view took (one fill and one strided copy). With create_graph the zeros take
 // part in autograd first, so the copy into their view is recorded (CopySlices).
 Tensor zeros_for_write(const InputMetadata& m, const Tensor& g) {
-  Tensor z = zeros(m);
+  // A __torch_dispatch__ subclass's gradient makes the zeros itself (PyTorch's grad.new_zeros), so
+  // its handler sees them and the input's gradient keeps the subclass; plain gradients skip the
+  // extra dispatch.
+  Tensor z = g.key_set().has(DispatchKey::Python)
+                 ? call(OP("aten::new_zeros"), g, m.shape, m.dtype, IValue(), m.device, IValue())
+                 : zeros(m);
   if (is_grad_enabled() && requires_grad(g)) z = add(z, mul(ops::sum(g, std::vector<int64_t>{}, false), 0));
   return z;
 }
