@@ -32,6 +32,11 @@ class _ReturnType(tuple):
                             f"({len(values)}-sequence given)")
         return super().__new__(cls, values)
 
+    @classmethod
+    def _make(cls, iterable: Any) -> "_ReturnType":
+        """The result from its fields in order (namedtuple's name, which the pytree modules rebuild with)."""
+        return cls(iterable)
+
     def __repr__(self) -> str:
         fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
         return f"{type(self).__module__}.{type(self).__name__}(\n{fields})"

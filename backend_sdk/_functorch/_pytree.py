@@ -93,7 +93,7 @@ def tree_unflatten(leaves: list, spec: TreeSpec) -> Any:
             return kids
         if s.type is tuple:
             return tuple(kids)
-        return s.type(*kids)  # namedtuple
+        return s.type._make(kids)  # namedtuple or a torch.return_types-style result
 
     return go(spec)
 

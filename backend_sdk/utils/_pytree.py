@@ -109,7 +109,8 @@ register_pytree_node(collections.defaultdict, _defaultdict_flatten,
                      lambda xs, ctx: collections.defaultdict(ctx[0], zip(ctx[1], xs)))
 register_pytree_node(collections.deque, _deque_flatten, lambda xs, maxlen: collections.deque(xs, maxlen=maxlen))
 register_pytree_node(type(None), lambda _: ([], None), lambda _xs, _ctx: None)
-SUPPORTED_NODES[_NamedTupleMarker] = _NodeDef(lambda t: (list(t), type(t)), lambda xs, cls: cls(*xs))
+# Rebuilt with _make: namedtuples have it, and so do the structseq-like backend_sdk.return_types (built from one sequence).
+SUPPORTED_NODES[_NamedTupleMarker] = _NodeDef(lambda t: (list(t), type(t)), lambda xs, cls: cls._make(xs))
 
 
 @dataclasses.dataclass(eq=True, repr=False)
