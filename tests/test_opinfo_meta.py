@@ -17,6 +17,7 @@ import pytest
 
 import backend_sdk
 from backend_sdk import _C
+from backend_sdk.testing._core_coverage import _has, _table  # the dispatch-table reading the coverage report uses
 from backend_sdk.testing._opinfo import ALL_DTYPES, FLOATING, OpInfo, SampleInput, call_variant, op_db
 from backend_sdk.testing._sample_inputs import copy_with_strides, dtype_name
 
@@ -54,18 +55,6 @@ NOT_COVERED: dict[str, str] = {
 # every overload on cpu, accel and meta against the per-tensor operators.
 NOT_COVERED.update({q: "Tensor[] operator: tests/test_optim_foreach.py" for q in _C._registered_operators()
                     if q.startswith(("aten::_foreach_", "aten::_fused_")) and q not in NOT_COVERED})
-
-
-def _table(q: str) -> dict[str, str]:
-    out = {}
-    for line in _C._dispatch_dump_table(q).splitlines():
-        key, _, rest = line.partition(":")
-        out[key.strip()] = rest.strip()
-    return out
-
-
-def _has(entry: str | None) -> bool:
-    return bool(entry) and not entry.startswith("missing") and not entry.startswith("fallthrough")
 
 
 def _aten_overloads() -> list[str]:
