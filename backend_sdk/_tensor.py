@@ -108,11 +108,13 @@ class Tensor(_C.TensorBase):
 
     # ---- pickle and copy.deepcopy (Note [Tensor pickling], backend_sdk/_tensor_pickle.py) ----------------
     def __reduce_ex__(self, proto: int) -> Any:
+        """Pickling as PyTorch's: a rebuild function and its arguments (Note [Tensor pickling])."""
         from ._tensor_pickle import reduce_ex
 
         return reduce_ex(self, proto)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        """A copy with its own storage (views of one storage stay views of one copy), as PyTorch's."""
         from ._tensor_pickle import deepcopy
 
         return deepcopy(self, memo)

@@ -47,7 +47,8 @@ class _ReturnType(tuple):
 
 def _make(name: str, fields: Sequence[str]) -> type:
     namespace: Dict[str, Any] = {"_fields": tuple(fields), "n_fields": len(fields), "n_sequence_fields": len(fields),
-                                 "__module__": __name__, "__slots__": ()}
+                                 "__module__": __name__, "__slots__": (),
+                                 "__doc__": f"The named results of aten::{name}: ({', '.join(fields)})."}
     for i, field in enumerate(fields):
         namespace[field] = property(lambda self, i=i: tuple.__getitem__(self, i), doc=f"result {i}: {field}")
     return type(name, (_ReturnType,), namespace)
