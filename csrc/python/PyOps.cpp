@@ -439,6 +439,33 @@ PyGetSetDef g_packet_getset[] = {
     {"__doc__", packet_get_doc, nullptr, "The schemas of every overload.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// Note [Operator object identity]
+// A packet's overloads are the cached objects the fallbacks hand to Python (overload_object), so a
+// __torch_dispatch__ handler's `func is ops.aten.mm.default` holds as in PyTorch; overloads and
+// packets also compare and hash by qualified name, so `func in {aten.mm.default}` and
+// `func.overloadpacket == aten.mm` hold for objects made apart (a redefined custom operator's).
+py::object overload_object(const OperatorHandle& op);
+
+PyObject* name_richcompare(PyObject* a_name, PyObject* b_name, int cmp) {
+  if (a_name == nullptr || b_name == nullptr || (cmp != Py_EQ && cmp != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  return PyObject_RichCompare(a_name, b_name, cmp);
+}
+PyObject* overload_richcompare(PyObject* a, PyObject* b, int cmp) {
+  if (!PyObject_TypeCheck(a, &g_overload_type) || !PyObject_TypeCheck(b, &g_overload_type)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  return name_richcompare(reinterpret_cast<PyOpOverload*>(a)->name, reinterpret_cast<PyOpOverload*>(b)->name, cmp);
+}
+Py_hash_t overload_hash(PyObject* self) {
+  PyObject* name = reinterpret_cast<PyOpOverload*>(self)->name;
+  return name ? PyObject_Hash(name) : _Py_HashPointer(self);
+}
+PyObject* packet_richcompare(PyObject* a, PyObject* b, int cmp) {
+  if (Py_TYPE(a) != &g_packet_type || Py_TYPE(b) != &g_packet_type) Py_RETURN_NOTIMPLEMENTED;
+  return name_richcompare(reinterpret_cast<PyOpPacket*>(a)->name, reinterpret_cast<PyOpPacket*>(b)->name, cmp);
+}
+Py_hash_t packet_hash(PyObject* self) { return PyObject_Hash(reinterpret_cast<PyOpPacket*>(self)->name); }
+
 // `ns::name` -> packet, or None if no overload has a schema.
 py::object make_packet(const std::string& ns_and_name) {
   auto names = Dispatcher::singleton().overload_names(ns_and_name);
@@ -447,7 +474,7 @@ py::object make_packet(const std::string& ns_and_name) {
   for (const auto& overload : names) {
     auto op = Dispatcher::singleton().find_schema(overload.empty() ? ns_and_name : ns_and_name + "." + overload);
     if (!op) continue;
-    overloads.push_back(py::reinterpret_steal<py::object>(make_overload(*op)));
+    overloads.push_back(overload_object(*op));  // Note [Operator object identity]
     kept.push_back(overload.empty() ? "default" : overload);
   }
   if (overloads.empty()) return py::none();
@@ -470,6 +497,8 @@ void init_op_types() {
   g_overload_type.tp_vectorcall_offset = offsetof(PyOpOverload, vectorcall);
   g_overload_type.tp_call = PyVectorcall_Call;
   g_overload_type.tp_repr = overload_repr;
+  g_overload_type.tp_richcompare = overload_richcompare;
+  g_overload_type.tp_hash = overload_hash;
   g_overload_type.tp_getset = g_overload_getset;
   g_overload_type.tp_methods = g_overload_methods;
   g_overload_type.tp_doc = "One overload of an operator (ns::name.overload), callable like a function.";
@@ -482,6 +511,8 @@ void init_op_types() {
   g_packet_type.tp_vectorcall_offset = offsetof(PyOpPacket, vectorcall);
   g_packet_type.tp_call = PyVectorcall_Call;
   g_packet_type.tp_repr = packet_repr;
+  g_packet_type.tp_richcompare = packet_richcompare;
+  g_packet_type.tp_hash = packet_hash;
   g_packet_type.tp_getattro = packet_getattro;
   g_packet_type.tp_descr_get = packet_descr_get;
   g_packet_type.tp_getset = g_packet_getset;
