@@ -109,7 +109,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
   }
   for (size_t i = 0; i < nargs; ++i) {
     PyObject* obj = (gathered && i == nargs - 1) ? gathered.ptr() : args[i];
-    if (!to_ivalue(obj, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
+    if (!to_ivalue(obj, *params[i].type, &(*stack)[i], numbers_as_tensors)) {
       *error = arg_error(b, i, obj);
       return false;
     }
@@ -132,7 +132,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
       *error = b.schema.qualified_name() + "() got multiple values for argument '" + params[i].name + "'";
       return false;
     }
-    if (!to_ivalue(value, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
+    if (!to_ivalue(value, *params[i].type, &(*stack)[i], numbers_as_tensors)) {
       *error = arg_error(b, i, value);
       return false;
     }
@@ -874,9 +874,68 @@ std::string caller_location() {
 
 }  // namespace
 
-// The Python dispatch key's fallback (PyPythonDispatch.cpp) boxes and unboxes as the Python fallbacks do.
-std::pair<py::list, py::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack) {
-  return pop_python_arguments(schema, stack);
+namespace {
+// Whether an argument's value is its schema default (PyTorch compares the IValues).
+bool is_default_value(const IValue& v, const std::optional<IValue>& d) {
+  if (!d || v.tag() != d->tag()) return false;
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Int:
+      return v.to_int() == d->to_int();
+    case IValue::Tag::Double:
+      return v.to_double() == d->to_double();
+    case IValue::Tag::Bool:
+      return v.to_bool() == d->to_bool();
+    case IValue::Tag::String:
+      return v.to_string() == d->to_string();
+    case IValue::Tag::Device:
+      return v.to_device() == d->to_device();
+    case IValue::Tag::IntList:
+      return v.to_int_list() == d->to_int_list();
+    case IValue::Tag::DoubleList:
+      return v.to_double_list() == d->to_double_list();
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+// Note [Handler arguments]
+// What a __torch_dispatch__ handler receives, as PyTorch's parseIValuesToPyArgsKwargs gives it:
+// keyword-only arguments that hold their default are left out of kwargs, and so are the trailing
+// positional ones (x.sum(0) reaches a handler as sum.dim_IntList(x, [0]), not (x, [0], False) and
+// {'dtype': None}); calling func(*args, **kwargs) fills them in again. Only handlers get this:
+// Python kernels keep every argument, since kernels written for this SDK may take them all.
+std::pair<py::list, py::dict> pop_arguments_for_python(const OperatorHandle& op, Stack* stack) {
+  py::object overload = overload_object(op);
+  const BoundSchema& bound = *reinterpret_cast<PyOpOverload*>(overload.ptr())->bound;
+  const FunctionSchema& schema = bound.schema;
+  const size_t n = schema.arguments.size();
+  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
+            " arguments but the stack holds ", stack->size(), " values");
+  const size_t base = stack->size() - n;
+  size_t positional_end = bound.num_positional;
+  while (positional_end > 0 && is_default_value((*stack)[base + positional_end - 1], bound.defaults[positional_end - 1])) {
+    --positional_end;
+  }
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < n; ++i) {
+    const IValue& value = (*stack)[base + i];
+    const bool kwarg_only = schema.arguments[i].kwarg_only;
+    if (kwarg_only ? is_default_value(value, bound.defaults[i]) : i >= positional_end) continue;
+    PyObject* raw = argument_to_python(value, *schema.arguments[i].type);
+    if (!raw) throw py::error_already_set();
+    py::object v = py::reinterpret_steal<py::object>(raw);
+    if (kwarg_only) {
+      kwargs[bound.names[i]] = v;
+    } else {
+      args.append(v);
+    }
+  }
+  stack->resize(base);
+  return {std::move(args), std::move(kwargs)};
 }
 void push_returns_from_python(const FunctionSchema& schema, py::handle result, Stack* stack) {
   push_python_returns(schema, result, stack);

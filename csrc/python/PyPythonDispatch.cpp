@@ -213,7 +213,7 @@ void python_key_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op
   }
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
-  auto [args, kwargs] = pop_arguments_for_python(schema, stack);
+  auto [args, kwargs] = pop_arguments_for_python(op, stack);  // Note [Handler arguments]
   unwrap_numbers(args, kwargs);
   std::vector<PyTypeObject*> found;
   for (py::handle a : args) add_overloaded_value(found, a.ptr());
