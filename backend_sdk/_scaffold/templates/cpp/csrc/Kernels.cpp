@@ -66,10 +66,6 @@ void local_copy(const Tensor& dst, const Tensor& src) {
   launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
 }
 
-Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
-  return sdk::ops::device::copy_(self, src, non_blocking, &local_copy);
-}
-
 // Hands the call to the CPU fallback unless the device computes it natively (Note [Declining kernels] in
 // the SDK's dispatch/Decline.h): nothing has been written yet, the fallback gets the same arguments.
 void require_native(const Tensor& t, const Tensor& like) {
@@ -131,11 +127,7 @@ Tensor sum(const Tensor& self, std::optional<sdk::ScalarType> dtype) {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", &sdk::ops::device::empty);
-  m.impl("empty_strided", &sdk::ops::device::empty_strided);
-  m.impl("resize_", &sdk::ops::device::resize_);
-  m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
-  m.impl("copy_", &copy_);
+  sdk::ops::device::register_contract_kernels(m, &local_copy);  // empty, copy_, resize_, item
   // A kernel that may decline (sdk::decline / SDK_DECLINE_IF) is registered through sdk::declinable.
   m.impl("add.Tensor", sdk::declinable(&add));
   m.impl("mul.Tensor", sdk::declinable(&mul));
