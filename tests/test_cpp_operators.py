@@ -70,7 +70,8 @@ def test_types_defaults_and_returns():
         "std::vector<Tensor> g(TensorList self, OptionalTensorList i, const std::optional<Generator>& generator = {})")
     assert decl("aten::h(Tensor(a!) self) -> ()") == "void h(const Tensor& self)"
     # a default is kept only when every later parameter keeps one
-    assert decl("aten::k(Tensor self, int dim=0, *, int n) -> Tensor") == "Tensor k(const Tensor& self, int64_t dim, int64_t n)"
+    assert decl("aten::k(Tensor self, int dim=0, *, int n) -> Tensor") == (
+        "Tensor k(const Tensor& self, int64_t dim, int64_t n)")
     # C++ keywords as argument names
     assert decl("aten::k2(Tensor self, int default) -> Tensor") == "Tensor k2(const Tensor& self, int64_t default_)"
 

@@ -19,7 +19,8 @@ PRIVATE = [
     (re.compile(r"(?<![\w.])_C\b|\._C\b"), "backend_sdk._C, the bindings module"),
     (re.compile(r"\b_runtime\b"), "backend_sdk._runtime"),
     (re.compile(r"backend_sdk/[\w/]*detail/|\bsdk::(?:\w+::)*detail::"), "an internal (detail/) header or name"),
-    (re.compile(r"runtime/CurrentDevice\.h"), "runtime/CurrentDevice.h (sdk::runtime::current_device in DeviceGuard.h)"),
+    (re.compile(r"runtime/CurrentDevice\.h"),
+     "runtime/CurrentDevice.h (sdk::runtime::current_device is in DeviceGuard.h)"),
 ]
 
 
