@@ -219,3 +219,74 @@ def test_kernel_file_using_the_generated_api_runs(cppops):
 def test_errors_from_the_generated_api_reach_python(cppops):
     with pytest.raises(RuntimeError, match=r"shape '\[7\]' is invalid for input of size 6"):
         cppops.bad_view(backend_sdk.zeros(2, 3))
+
+
+# ---- every generated function reaches its kernels with their own C++ signature ----
+
+# One argument value per C++ parameter type: enough to reach the kernels (a call may still fail on
+# the values: a dim out of range is an error of the operator, not of the API).
+_ARG = {
+    "const Tensor&": "t()", "const std::optional<Tensor>&": "std::optional<Tensor>(t())",
+    "TensorList": "std::vector<Tensor>{t(), t()}", "OptionalTensorList": "std::vector<std::optional<Tensor>>{t()}",
+    "int64_t": "int64_t{1}", "std::optional<int64_t>": "std::optional<int64_t>()", "double": "0.5",
+    "std::optional<double>": "std::optional<double>()", "bool": "false",
+    "std::optional<bool>": "std::optional<bool>()", "const Scalar&": "Scalar(1)",
+    "const std::optional<Scalar>&": "std::optional<Scalar>()", "ScalarType": "ScalarType::Float32",
+    "std::optional<ScalarType>": "std::optional<ScalarType>()", "Device": "Device(DeviceType::CPU)",
+    "std::optional<Device>": "std::optional<Device>()", "std::string_view": 'std::string_view("none")',
+    "std::optional<std::string_view>": "std::optional<std::string_view>()",
+    "IntArrayRef": "IntArrayRef(std::vector<int64_t>{1})", "std::optional<IntArrayRef>": "std::optional<IntArrayRef>()",
+    "const std::optional<Generator>&": "std::optional<Generator>()", "std::array<bool, 3>": "std::array<bool, 3>{}",
+    "std::optional<ArrayRef<double>>": "std::optional<ArrayRef<double>>()",
+    "ArrayRef<Scalar>": "std::vector<Scalar>{1, 1}",
+}
+
+SIGNATURE_PROBE = r"""
+#include <backend_sdk/extension.h>
+#include <cstring>
+using namespace sdk;
+namespace {
+Tensor t() { return sdk::ops::empty({2, 2}, ScalarType::Float32).fill_(0.5); }
+int64_t run_case(int64_t i) {
+  switch (i) {
+CASES
+    default: return -2;
+  }
+}
+// 0: the call ran; 1: a C++ signature mismatch with a registered kernel; -1: another error.
+int64_t probe(int64_t i) {
+  try {
+    return run_case(i);
+  } catch (const std::exception& e) {
+    return std::strstr(e.what(), "with a C++ signature that does not match") ? 1 : -1;
+  }
+}
+}  // namespace
+SDK_LIBRARY(cppsigs, m) { m.def("probe(int i) -> int"); }
+SDK_LIBRARY_IMPL(cppsigs, CompositeExplicitAutograd, m) { m.impl("probe", &probe); }
+"""
+
+
+@needs_cxx
+def test_every_generated_function_calls_its_kernels_with_their_signature(tmp_path, monkeypatch):
+    """Each function, called through a pointer of its declared type (so every overload is reached), runs
+    or fails on its argument values, never on a kernel registered with other C++ types (Note [Kernel
+    argument types]): the generated types are the ones the SDK's kernels use."""
+    import warnings
+
+    fns = gen.plan(gen.cpp_schemas())
+    cases = []
+    for i, f in enumerate(fns):
+        sig = f"{f.ret}(*)(" + ", ".join(p.cpp_type for p in f.params) + ")"
+        args = ", ".join(_ARG[p.cpp_type] for p in f.params)
+        cases.append(f"    case {i}: {{ auto fn = static_cast<{sig}>(&sdk::ops::{f.cpp_name}); fn({args}); return 0; }}")
+    monkeypatch.setenv("BACKEND_SDK_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    src = tmp_path / "cppsigs.cpp"
+    src.write_text(SIGNATURE_PROBE.replace("CASES", "\n".join(cases)))
+    cpp_extension.load("test_cppsigs_ext", [str(src)], is_python_module=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = {f.qualified: backend_sdk.ops.cppsigs.probe(i) for i, f in enumerate(fns)}
+    assert [name for name, r in results.items() if r == 1] == []
+    assert -2 not in results.values()
+    assert sum(r == 0 for r in results.values()) > len(fns) // 2  # most run to completion on these values
