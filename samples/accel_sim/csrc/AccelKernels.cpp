@@ -74,12 +74,12 @@ constexpr const char* kDeviceOperators[] = {
     "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
-    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback.
-    // Not their backward operators with an output_mask (convolution_backward, native_layer_norm_backward,
-    // native_batch_norm_backward): a masked-off result is an undefined tensor, which the simulated kernel
-    // cannot give a device buffer yet.
+    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback;
+    // the backward operators with a `bool[3] output_mask` return its masked-off results undefined (Note
+    // [Undefined results], SimKernels.cpp).
     "native_layer_norm", "linalg_vector_norm", "convolution", "native_batch_norm", "max_pool2d_with_indices",
-    "max_pool2d_with_indices_backward",
+    "max_pool2d_with_indices_backward", "convolution_backward", "native_layer_norm_backward",
+    "native_batch_norm_backward",  // (native_group_norm_backward is a composite of operators served here)
     // the in-place multi-tensor and the fused optimizer operators: one launch per list (Note [Foreach
     // kernels]); the functional _foreach_ forms return Tensor[], which simulated kernels do not, so they
     // run their CompositeExplicitAutograd loop (one launch per tensor)
