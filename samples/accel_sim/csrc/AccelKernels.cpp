@@ -4,11 +4,13 @@
 // contract-backed kernels (ops/DeviceOps.h); the operators below run as
 // simulated kernels (Note [Simulated kernels], SimKernels.h); every other
 // operator reaches the SDK's CPU fallback, which warns once per operator.
+#include <cstring>
 #include <string>
 
 #include "SimKernels.h"
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/Random.h>
 
 namespace {
@@ -52,6 +54,38 @@ sdk::Tensor bernoulli_(const sdk::Tensor& self, double p, const std::optional<sd
                      [p](const sdk::Tensor& t, uint64_t seed, uint64_t offset) {
                        sdk::ops::philox_bernoulli_fill(t, p, sdk::Tensor(), seed, offset);
                      });
+}
+
+// Note [CPU index tensors]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Advanced indexing (index.Tensor, index_put(_)) takes index tensors on the
+// CPU too, as PyTorch's: it moves them to self's device (x_accel[[0, 2]],
+// x_accel[cpu_long_tensor], x_accel[cpu_bool_mask] = v). The copies are
+// non-blocking (staged), so the launch does not wait for the stream. Index
+// tensors on another device are refused with PyTorch's IndexError. Other
+// operators with index arguments (index_select, gather, scatter) keep
+// PyTorch's same-device check.
+void index_kernel(sdk::OperatorKernel* kernel, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
+                  sdk::Stack* stack) {
+  const sdk::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments.size(), base = stack->size() - n;
+  const sdk::IValue& self = (*stack)[base];
+  if (self.is_tensor() && self.to_tensor().defined() && !self.to_tensor().is_cpu() && !self.to_tensor().is_meta()) {
+    const sdk::Device device = self.to_tensor().device();
+    for (size_t i = 1; i < n; ++i) {
+      sdk::IValue& v = (*stack)[base + i];
+      if (schema.arguments[i].name != "indices" || !v.is_list()) continue;
+      for (sdk::IValue& e : v.to_list()) {
+        if (!e.is_tensor() || !e.to_tensor().defined()) continue;
+        const sdk::Tensor& index = e.to_tensor();
+        SDK_CHECK_INDEX(index.is_cpu() || index.device() == device,
+                        "indices should be either on cpu or on the same device as the indexed tensor (",
+                        device.str(), ")");
+        if (index.is_cpu()) e = sdk::IValue(sdk::ops::_to_copy(index, std::nullopt, device, /*non_blocking=*/true));
+      }
+    }
+  }
+  accel::simulated_kernel(kernel, op, keys, stack);
 }
 
 // Operators run on the device, with their in-place forms ("add" and "add_"):
@@ -105,7 +139,8 @@ SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
       for (const std::string& overload : dispatcher.overload_names(qualified)) {
         const std::string full = overload.empty() ? qualified : qualified + "." + overload;
         if (!dispatcher.find_schema_or_throw(full).entry().has_kernel_for(sdk::DispatchKey::Meta)) continue;
-        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(&accel::simulated_kernel));
+        const bool indexing = std::strcmp(name, "index") == 0 || std::strcmp(name, "index_put") == 0;
+        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(indexing ? &index_kernel : &accel::simulated_kernel));
       }
     }
   }
