@@ -250,6 +250,28 @@ def test_fallback_refuses_tensors_on_two_devices():
     assert host(dx.take(sdk.tensor([0, 5]).to("accel"))).tolist() == x.numpy().reshape(-1)[[0, 5]].tolist()
 
 
+def test_cpu_index_tensors_move_to_the_device():
+    """Note [CPU index tensors]: advanced indexing takes CPU indices (lists, numpy arrays, CPU tensors) and
+    moves them to self's device, as PyTorch's; index_select keeps the same-device check, as PyTorch's."""
+    x, dx = _pair(4, 4)
+    rows, cols = sdk.tensor([0, 2, 2]), sdk.tensor([1, 3, 0])
+    for got, want in [(dx[rows], x[rows]), (dx[[0, 3]], x[[0, 3]]), (dx[:, cols], x[:, cols]),
+                      (dx[rows, cols], x[rows, cols]), (dx[np.array([1, 0])], x[np.array([1, 0])])]:
+        assert got.device == sdk.device("accel:0")
+        np.testing.assert_array_equal(host(got), want.numpy())
+    dx[rows, cols] = 7.0
+    x[rows, cols] = 7.0
+    dx.index_put_((rows,), sdk.tensor(1.5).to("accel"), accumulate=True)
+    x.index_put_((rows,), sdk.tensor(1.5), accumulate=True)
+    np.testing.assert_array_equal(host(dx), x.numpy())
+    with pytest.raises(IndexError, match=r"indices should be either on cpu or on the same device as the indexed "
+                                         r"tensor \(accel:0\)"):
+        dx[rows.to("accel:1")]
+    with pytest.raises(ValueError, match="Expected all tensors to be on the same device, but found at least two "
+                                         "devices, accel:0 and cpu"):
+        dx.index_select(0, rows)
+
+
 def test_fallback_random_operators_use_the_device_generator():
     cpu_state = sdk.get_rng_state()
     accel.manual_seed(5)

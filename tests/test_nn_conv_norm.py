@@ -97,8 +97,8 @@ def test_conv_errors(device):
         F.conv2d(x, T(rnd(8, 4, 3, 3), device), T(rnd(4), device))
     with pytest.raises(RuntimeError, match="non-positive stride is not supported"):
         F.conv2d(x, T(rnd(8, 4, 3, 3), device), stride=0)
-    with pytest.raises(NotImplementedError, match="transposed convolution"):
-        A.convolution(x, T(rnd(4, 8, 3, 3), device), None, [1], [0], [1], True, [0], 1)
+    # transposed=True is implemented (tests/test_nn_conv_transpose.py): weight (in, out / groups, kH, kW)
+    assert tuple(A.convolution(x, T(rnd(4, 8, 3, 3), device), None, [1], [0], [1], True, [0], 1).shape) == (2, 8, 7, 7)
 
 
 def test_convolution_backward_matches_numerical_gradients():

@@ -13,12 +13,10 @@ import backend_sdk
 from backend_sdk import ops
 from backend_sdk.testing import instantiate_device_type_tests, skipIf
 
-# Found by making this file device-generic (cpu and pyaccel pass these): accel's index / index_put_ refuse
-# CPU index tensors (Python lists and numpy arrays become CPU tensors) with "Expected all tensors to be on
-# the same device", where PyTorch moves CPU indices to self's device; and accel reports out-of-bounds
-# indices as a device fault at the next synchronize (as CUDA's device-side asserts), not as IndexError at
-# the call, so the error-text tests stay cpu/pyaccel.
-_ACCEL_CPU_INDICES = skipIf(True, "accel's index/index_put_ refuse CPU index tensors", device_type="accel")
+# accel reports out-of-bounds indices as a device fault at the next synchronize (as CUDA's device-side
+# asserts), not as IndexError at the call, so the error-text tests stay cpu/pyaccel. (CPU index tensors --
+# Python lists and numpy arrays become CPU tensors -- are moved to self's device as PyTorch's: Note [CPU
+# index tensors], samples/accel_sim/csrc/AccelKernels.cpp.)
 _ACCEL_ASYNC_BOUNDS = skipIf(True, "accel reports bad indices asynchronously", device_type="accel")
 
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.uint8, np.bool_, np.float16]
@@ -192,7 +190,6 @@ def re_escape(s: str) -> str:
 class TestIndexingDeviceType:
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
     @given(index_cases())
-    @_ACCEL_CPU_INDICES
     def test_getitem_matches_numpy(self, device, case):
         shape, dtype, layout, form, items = case
         arr = make_values(shape, dtype)
@@ -209,7 +206,6 @@ class TestIndexingDeviceType:
 
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
     @given(index_cases(), st.booleans())
-    @_ACCEL_CPU_INDICES
     def test_setitem_matches_numpy(self, device, case, scalar_value):
         shape, dtype, layout, form, items = case
         arr = make_values(shape, dtype)
@@ -240,7 +236,6 @@ class TestIndexingDeviceType:
             assert tuple(ours.shape) == arr[index].shape, index
             np.testing.assert_array_equal(ours.cpu().numpy(), arr[index])
 
-    @_ACCEL_CPU_INDICES
     def test_empty_ellipsis_between_advanced_indices_keeps_them_adjacent(self, device):
         # PyTorch decides adjacency by the indexed dims; numpy would treat the ellipsis as a separator.
         t = backend_sdk.arange(24, device=device).reshape(2, 3, 4)
@@ -248,7 +243,6 @@ class TestIndexingDeviceType:
         assert tuple(got.shape) == (2, 1, 2)
         np.testing.assert_array_equal(got.cpu().numpy(), np.arange(24).reshape(2, 3, 4)[:, [[0, 1]], [[2, 3]]])
 
-    @_ACCEL_CPU_INDICES
     def test_int_with_advanced_index_is_applied_first_as_in_pytorch(self, device):
         # PyTorch selects the int first (x[0] then [:, idx]); numpy would move the broadcast dims first.
         arr = np.arange(24).reshape(2, 3, 4)
@@ -279,7 +273,6 @@ class TestIndexingDeviceType:
         np.testing.assert_array_equal(t[backend_sdk.tensor(mask, device=device), 1].cpu().numpy(), arr[mask, 1])
         np.testing.assert_array_equal(t[backend_sdk.tensor(mask, device=device), 1:3].cpu().numpy(), arr[mask, 1:3])
 
-    @_ACCEL_CPU_INDICES
     def test_short_lists_of_sequences_are_tuples_as_in_pytorch(self, device):
         arr = np.arange(12).reshape(3, 4)
         t = backend_sdk.tensor(arr, device=device)
@@ -291,12 +284,10 @@ class TestIndexingDeviceType:
         assert t[0, 3].item() == -1 and t[2, 3].item() == -1 and (t == -1).sum().item() == 2
         t[False] = backend_sdk.ones(7, device=device)  # nothing written, the value is not checked (PyTorch)
 
-    @_ACCEL_CPU_INDICES
     def test_empty_list_index_selects_nothing(self, device):
         t = backend_sdk.arange(4.0, device=device)
         assert t[[]].shape == (0,) and t[[]].dtype == backend_sdk.float32
 
-    @_ACCEL_CPU_INDICES
     def test_mask_assignment_and_augmented_assignment(self, device):
         t = backend_sdk.tensor([[1.0, -2.0], [-3.0, 4.0]], device=device)
         t[t < 0] = 0
@@ -311,7 +302,6 @@ class TestIndexingDeviceType:
         t[[0]] = 5  # scalar broadcast over a row
         assert t.tolist() == [[5.0, 5.0], [1.0, 8.0]]
 
-    @_ACCEL_CPU_INDICES
     def test_setitem_casts_values_and_strips_leading_ones(self, device):
         t = backend_sdk.zeros(2, 3, dtype=backend_sdk.int64, device=device)
         t[[0, 1], 1] = backend_sdk.tensor([1.7, -2.2], device=device)  # float values cast to the tensor's dtype

@@ -27,7 +27,7 @@ __all__ = [
     "softmax", "log_softmax", "dropout", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy_with_logits", "binary_cross_entropy",
-    "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding", "layer_norm", "rms_norm",
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "embedding", "layer_norm", "rms_norm",
     "group_norm", "batch_norm", "scaled_dot_product_attention", "pad", "interpolate",
 ]
 
@@ -352,7 +352,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor]
 
 # ---- convolution, pooling, normalization, embedding, attention, padding, resampling ---------------
 # Each is PyTorch's functional signature over the aten operator of the same name (Note [nn composites],
-# csrc/backend_sdk/ops/NNOps.cpp): conv1d/conv2d -> aten::convolution, max_pool2d ->
+# csrc/backend_sdk/ops/NNOps.cpp): conv1d/conv2d/conv_transpose1d/conv_transpose2d -> aten::convolution, max_pool2d ->
 # max_pool2d_with_indices, layer_norm -> native_layer_norm, batch_norm -> native_batch_norm.
 
 
@@ -394,6 +394,30 @@ def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
     """2-D convolution over (N, C, H, W) or unbatched (C, H, W) input (``aten::conv2d`` -> ``aten::convolution``)."""
     pad = _conv_padding(padding, weight, dilation, stride, 2, "conv2d")
     return ops.aten.conv2d(input, weight, bias, _pair(stride), pad, _pair(dilation), groups)
+
+
+def _transpose_padding(padding: Any, n: int) -> List[int]:
+    """A transposed convolution's padding: integers only (no 'same' / 'valid'), as PyTorch's."""
+    if isinstance(padding, str):
+        raise TypeError(f"conv_transpose{n}d(): argument 'padding' must be tuple of ints, not str")
+    return _pair(padding, n)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """1-D transposed convolution over (N, C_in, L) or unbatched (C_in, L) input; weight (C_in, C_out / groups, k)
+    (``aten::conv_transpose1d`` -> ``aten::convolution`` with transposed=True)."""
+    return ops.aten.conv_transpose1d(input, weight, bias, _pair(stride, 1), _transpose_padding(padding, 1),
+                                     _pair(output_padding, 1), groups, _pair(dilation, 1))
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """2-D transposed convolution over (N, C_in, H, W) or unbatched (C_in, H, W) input; weight
+    (C_in, C_out / groups, kH, kW) (``aten::conv_transpose2d.input`` -> ``aten::convolution``, transposed=True)."""
+    return ops.aten.conv_transpose2d(input, weight, bias, _pair(stride), _transpose_padding(padding, 2),
+                                     _pair(output_padding),
+                                     groups, _pair(dilation))
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,

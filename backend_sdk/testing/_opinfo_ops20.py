@@ -271,11 +271,14 @@ def make_ops20_ops(OpInfo: Any) -> list:
 def _conv_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((2, 3, 6, 5)), (T((4, 3, 3, 3)), T((4,)), [1], [1], [1], False, [0], 1), {}, "2d")
     yield SampleInput(T((1, 4, 7), "transposed"), (T((2, 2, 3)), None, [2], [0], [2], False, [0], 2), {}, "1d_groups")
+    yield SampleInput(T((2, 4, 3, 4)), (T((4, 3, 3, 2)), T((6,)), [2], [1], [1], True, [1], 2), {}, "transposed_2d")
 
 
 def _conv_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((2, 4, 6, 5)), (T((2, 3, 6, 5)), T((4, 3, 3, 3)), [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
                                         [True, True, True]), {}, "all")
+    yield SampleInput(T((2, 6, 6, 7)), (T((2, 4, 3, 4)), T((4, 3, 3, 2)), [6], [2, 2], [1, 1], [1, 1], True, [1, 1], 2,
+                                        [True, True, True]), {}, "transposed")
 
 
 def _conv_nd_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
@@ -284,6 +287,14 @@ def _conv_nd_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Itera
 
 def _conv1d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((3, 7)), (T((4, 3, 3)),), {}, "unbatched")
+
+
+def _conv_transpose2d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((2, 4, 3, 4)), (T((4, 3, 3, 2)), T((6,)), [2, 2], [1, 1], [1, 1], 2), {}, "groups")
+
+
+def _conv_transpose1d_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((4, 5)), (T((4, 2, 3)), None, [2], [0], [1], 1, [2]), {}, "unbatched")
 
 
 def _layer_norm_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
@@ -497,6 +508,12 @@ def make_ops20_nn_ops(OpInfo: Any) -> list:
                check_unsupported_dtypes=False, op=lambda *a: _aten().conv2d(*a)),
         OpInfo("conv1d", _S(_conv1d_samples), ("aten::conv1d",), F, None, fn, category="nn",
                check_unsupported_dtypes=False, op=lambda *a: _aten().conv1d(*a)),
+        OpInfo("conv_transpose2d", _S(_conv_transpose2d_samples),
+               ("aten::conv_transpose2d.input",), F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().conv_transpose2d(*a)),
+        OpInfo("conv_transpose1d", _S(_conv_transpose1d_samples),
+               ("aten::conv_transpose1d",), F, None, fn, category="nn", check_unsupported_dtypes=False,
+               op=lambda *a: _aten().conv_transpose1d(*a)),
         OpInfo("native_layer_norm", _S(_layer_norm_samples), ("aten::native_layer_norm", "aten::layer_norm"), F, _ref_layer_norm,
                fn, category="nn", check_unsupported_dtypes=False, op=lambda *a: _aten().native_layer_norm(*a)),
         OpInfo("native_layer_norm_backward", _S(_layer_norm_backward_samples), ("aten::native_layer_norm_backward",),

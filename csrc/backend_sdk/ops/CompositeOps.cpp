@@ -10,7 +10,8 @@ T index_tensor(const std::vector<int64_t>& values, Device device) {
   auto* p = host.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = values[static_cast<size_t>(i)];
   if (device.type == DeviceType::CPU) return host;
-  return _to_copy(host, std::nullopt, device);
+  // Non-blocking: `host` is a temporary, staged by the device without waiting for its stream (as arange_impl, CoreOps20.cpp).
+  return _to_copy(host, std::nullopt, device, /*non_blocking=*/true);
 }
 
 T arange(int64_t n, Device device) {

@@ -1,5 +1,6 @@
-// aten::convolution and aten::convolution_backward (CPU and Meta kernels), and
-// the conv1d / conv2d composites over them.
+// aten::convolution and aten::convolution_backward (CPU and Meta kernels), direct
+// and transposed, and the conv1d / conv2d / conv_transpose1d / conv_transpose2d
+// composites over them.
 //
 // Note [Convolution by im2col]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -13,8 +14,24 @@
 // GEMM is ops/detail/Blas.h (OpenBLAS when loaded). Samples are split over
 // threads for the forward and grad_input (each thread its own cols buffer);
 // grad_weight accumulates sample by sample (beta = 1), so the sum has one
-// order. float16/bfloat16 compute in float32. Transposed convolution is not
-// implemented (NotImplementedError naming it).
+// order. float16/bfloat16 compute in float32.
+//
+// Note [Transposed convolution]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A transposed convolution (ConvTranspose, transposed=True) is the adjoint of
+// the convolution whose input has the transposed one's output size: its weight
+// (in, out / groups, kH, kW) is that convolution's weight (out' = in,
+// in' / groups = out / groups). So ConvGeom always describes the direct
+// convolution, "big" side (n, c, h, w) -> "small" side (n, o, oh, ow), and
+// transposed only swaps which side is the operator's input:
+//                 forward            grad_input        grad_weight           grad_bias
+//   direct:       apply(x)           adjoint(g)        wgrad(big=x, g)       sum g over (n, oh, ow)
+//   transposed:   adjoint(x)         apply(g)          wgrad(big=g, x)       sum g over (n, h, w)
+// where apply is im2col + GEMM and adjoint is GEMM^T + col2im. The transposed
+// output size is (H - 1) * stride - 2 * padding + dilation * (k - 1) +
+// output_padding + 1 per dim, and output_padding must be smaller than the
+// stride or the dilation (PyTorch's checks and messages; 1-D ones in the 2-D
+// form PyTorch prints, height 1).
 // Derivative (PyTorch's derivatives.yaml; the autograd table needs it):
 //   convolution: input, weight, bias = convolution_backward(grad, input, weight, bias.sizes(), stride, padding,
 //                dilation, transposed, output_padding, groups, grad_input_mask)
@@ -37,6 +54,7 @@ struct ConvGeom {
   int64_t sh, sw, ph, pw, dh, dw, groups;
   int64_t oh, ow;
   int64_t spatial;       // 1 or 2
+  bool transposed;       // Note [Transposed convolution]: the operator's input is the small side
   int64_t cg() const { return c / groups; }
   int64_t og() const { return o / groups; }
   int64_t k() const { return cg() * kh * kw; }
@@ -52,10 +70,13 @@ DimVector expand_param(IntArrayRef p, int64_t spatial, const char* name) {
   return out;
 }
 
+ConvGeom transposed_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                             const DimVector& s, const DimVector& p, const DimVector& d, IntArrayRef output_padding,
+                             int64_t groups);
+
 ConvGeom conv_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, int64_t groups) {
-  SDK_CHECK_NOT_IMPLEMENTED(!transposed, "convolution: transposed convolution (ConvTranspose) is not implemented "
-                            "by the SDK yet");
+                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                       IntArrayRef output_padding, int64_t groups) {
   const int64_t dim = weight.dim();
   SDK_CHECK_NOT_IMPLEMENTED(dim == 3 || dim == 4, "convolution: only 1-D and 2-D convolutions are implemented, got a ",
                             dim, "-D weight of size ", weight.sizes());
@@ -75,6 +96,7 @@ ConvGeom conv_geometry(const Tensor& input, const Tensor& weight, const std::opt
     SDK_CHECK_VALUE(p[i] >= 0, "negative padding is not supported");
     SDK_CHECK_VALUE(d[i] > 0, "dilation should be greater than zero");
   }
+  if (transposed) return transposed_geometry(input, weight, bias, s, p, d, output_padding, groups);
   SDK_CHECK_VALUE(groups > 0, "non-positive groups is not supported");
   ConvGeom g{};
   g.spatial = spatial;
@@ -119,10 +141,69 @@ ConvGeom conv_geometry(const Tensor& input, const Tensor& weight, const std::opt
   return g;
 }
 
-DimVector out_sizes(const ConvGeom& g) {
+// Note [Transposed convolution]: input (n, in, H, W), weight (in, out / groups, kH, kW).
+ConvGeom transposed_geometry(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                             const DimVector& s, const DimVector& p, const DimVector& d, IntArrayRef output_padding,
+                             int64_t groups) {
+  const int64_t spatial = weight.dim() - 2;
+  const DimVector op = expand_param(output_padding, spatial, "output_padding");
+  for (int64_t i = 0; i < spatial; ++i) SDK_CHECK_VALUE(op[i] >= 0, "negative output_padding is not supported");
+  // (height, width): 1-D as height 1, as PyTorch's messages print it
+  auto hw = [spatial](const DimVector& v, int64_t one) {
+    return std::pair<int64_t, int64_t>(spatial == 2 ? v[0] : one, v[spatial - 1]);
+  };
+  const auto [oph, opw] = hw(op, 0);
+  const auto [sh, sw] = hw(s, 1);
+  const auto [dh, dw] = hw(d, 1);
+  const auto [ph, pw] = hw(p, 0);
+  SDK_CHECK_VALUE((oph < sh || oph < dh) && (opw < sw || opw < dw),
+                  "output padding must be smaller than either stride or dilation, but got output_padding_height: ",
+                  oph, " output_padding_width: ", opw, " stride_height: ", sh, " stride_width: ", sw,
+                  " dilation_height: ", dh, " dilation_width: ", dw);
+  SDK_CHECK_VALUE(groups > 0, "non-positive groups is not supported");
+  SDK_CHECK_VALUE(weight.size(0) % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ",
+                  groups, " at dimension 0, but got weight of size ", weight.sizes(), " instead");
+  SDK_CHECK_VALUE(input.size(1) == weight.size(0), "Given transposed=1, weight of size ", weight.sizes(),
+                  ", expected input", input.sizes(), " to have ", weight.size(0), " channels, but got ",
+                  input.size(1), " channels instead");
+  const int64_t out_channels = weight.size(1) * groups;
+  if (bias) {
+    SDK_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == out_channels, "Given transposed=1, weight of size ",
+                    weight.sizes(), ", expected bias to be 1-dimensional with ", out_channels,
+                    " elements, but got bias of size ", bias->sizes(), " instead");
+    SDK_CHECK_TYPE(bias->dtype() == input.dtype(), "Input type (", scalar_type_name(input.dtype()),
+                   ") and bias type (", scalar_type_name(bias->dtype()), ") should be the same");
+  }
+  ConvGeom g{};
+  g.spatial = spatial;
+  g.transposed = true;
+  g.n = input.size(0);
+  g.oh = spatial == 2 ? input.size(2) : 1;  // the small side is the operator's input
+  g.ow = input.size(-1);
+  g.o = weight.size(0);
+  g.c = out_channels;
+  g.kh = spatial == 2 ? weight.size(2) : 1;
+  g.kw = weight.size(-1);
+  g.sh = sh, g.sw = sw, g.ph = ph, g.pw = pw, g.dh = dh, g.dw = dw;
+  g.groups = groups;
+  g.h = (g.oh - 1) * sh - 2 * ph + dh * (g.kh - 1) + oph + 1;
+  g.w = (g.ow - 1) * sw - 2 * pw + dw * (g.kw - 1) + opw + 1;
+  SDK_CHECK_VALUE(g.h >= 1 && g.w >= 1, "Given input size per channel: (", g.oh, " x ", g.ow,
+                  "). Calculated output size per channel: (", g.h, " x ", g.w, "). Output size is too small");
+  return g;
+}
+
+// The direct convolution's input side (n, c, h, w) and output side (n, o, oh, ow).
+DimVector big_sizes(const ConvGeom& g) {
+  if (g.spatial == 2) return DimVector({g.n, g.c, g.h, g.w});
+  return DimVector({g.n, g.c, g.w});
+}
+DimVector small_sizes(const ConvGeom& g) {
   if (g.spatial == 2) return DimVector({g.n, g.o, g.oh, g.ow});
   return DimVector({g.n, g.o, g.ow});
 }
+// The operator's output: Note [Transposed convolution].
+DimVector out_sizes(const ConvGeom& g) { return g.transposed ? big_sizes(g) : small_sizes(g); }
 
 using cx::compute_type;
 using cx::dense;
@@ -178,21 +259,24 @@ void col2im(const T* cols, const ConvGeom& g, T* in) {
   }
 }
 
+// Note [Transposed convolution]'s pieces, over the direct convolution's
+// big side (n, c, h, w) and small side (n, o, oh, ow).
+// apply: small = conv(big, w) (+ bias per small-side channel).
 template <typename T>
-void conv_forward(const ConvGeom& g, ScalarType ct, const T* in, const T* w, const T* b, T* out) {
-  const int64_t in_sample = g.c * g.h * g.w, out_sample = g.o * g.ohw();
+void conv_apply(const ConvGeom& g, ScalarType ct, const T* big, const T* w, const T* b, T* small) {
+  const int64_t big_sample = g.c * g.h * g.w, small_sample = g.o * g.ohw();
   parallel_for(0, g.n, 1, [&](int64_t nb, int64_t ne) {
     std::vector<T> cols(static_cast<size_t>(g.k() * g.ohw()));
     for (int64_t n = nb; n < ne; ++n) {
       for (int64_t grp = 0; grp < g.groups; ++grp) {
-        im2col(in + n * in_sample + grp * g.cg() * g.h * g.w, g, cols.data());
-        T* o = out + n * out_sample + grp * g.og() * g.ohw();
+        im2col(big + n * big_sample + grp * g.cg() * g.h * g.w, g, cols.data());
+        T* o = small + n * small_sample + grp * g.og() * g.ohw();
         blas::gemm(ct, false, false, g.og(), g.ohw(), g.k(), 1.0, w + grp * g.og() * g.k(), g.k(), cols.data(),
                    g.ohw(), 0.0, o, g.ohw());
       }
       if (b) {
         for (int64_t oc = 0; oc < g.o; ++oc) {
-          T* o = out + n * out_sample + oc * g.ohw();
+          T* o = small + n * small_sample + oc * g.ohw();
           for (int64_t i = 0; i < g.ohw(); ++i) o[i] += b[oc];
         }
       }
@@ -200,12 +284,64 @@ void conv_forward(const ConvGeom& g, ScalarType ct, const T* in, const T* w, con
   });
 }
 
+// adjoint: big = conv^T(small, w) (+ bias per big-side channel).
+template <typename T>
+void conv_adjoint(const ConvGeom& g, ScalarType ct, const T* small, const T* w, const T* b, T* big) {
+  const int64_t big_sample = g.c * g.h * g.w, small_sample = g.o * g.ohw();
+  std::fill(big, big + g.n * big_sample, T(0));
+  parallel_for(0, g.n, 1, [&](int64_t nb, int64_t ne) {
+    std::vector<T> gcols(static_cast<size_t>(g.k() * g.ohw()));
+    for (int64_t n = nb; n < ne; ++n) {
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const T* go = small + n * small_sample + grp * g.og() * g.ohw();
+        blas::gemm(ct, true, false, g.k(), g.ohw(), g.og(), 1.0, w + grp * g.og() * g.k(), g.k(), go, g.ohw(), 0.0,
+                   gcols.data(), g.ohw());
+        col2im(gcols.data(), g, big + n * big_sample + grp * g.cg() * g.h * g.w);
+      }
+      if (b) {
+        for (int64_t c = 0; c < g.c; ++c) {
+          T* o = big + n * big_sample + c * g.h * g.w;
+          for (int64_t i = 0; i < g.h * g.w; ++i) o[i] += b[c];
+        }
+      }
+    }
+  });
+}
+
+// wgrad: gw = sum over samples of small * cols(big)^T.
+template <typename T>
+void conv_weight_grad(const ConvGeom& g, ScalarType ct, const T* big, const T* small, T* gw) {
+  const int64_t big_sample = g.c * g.h * g.w, small_sample = g.o * g.ohw();
+  std::fill(gw, gw + g.o * g.k(), T(0));
+  std::vector<T> cols(static_cast<size_t>(g.k() * g.ohw()));
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      im2col(big + n * big_sample + grp * g.cg() * g.h * g.w, g, cols.data());
+      const T* go = small + n * small_sample + grp * g.og() * g.ohw();
+      blas::gemm(ct, false, true, g.og(), g.k(), g.ohw(), 1.0, go, g.ohw(), cols.data(), g.ohw(), 1.0,
+                 gw + grp * g.og() * g.k(), g.k());
+    }
+  }
+}
+
+// grad_bias: gout (n, channels, positions) summed over samples and positions (in double).
+template <typename T>
+void bias_grad(const T* gout, int64_t n, int64_t channels, int64_t positions, T* gb) {
+  for (int64_t oc = 0; oc < channels; ++oc) {
+    double acc = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T* go = gout + (i * channels + oc) * positions;
+      for (int64_t j = 0; j < positions; ++j) acc += static_cast<double>(go[j]);
+    }
+    gb[oc] = static_cast<T>(acc);
+  }
+}
+
 template <bool kCpu>
 Tensor convolution_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
                           IntArrayRef output_padding, int64_t groups) {
-  (void)output_padding;
-  const ConvGeom g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, groups);
+  const ConvGeom g = conv_geometry(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if constexpr (!kCpu) {
     return make_tensor(out_sizes(g), input.dtype(), input.device());
   } else {
@@ -216,52 +352,29 @@ Tensor convolution_kernel(const Tensor& input, const Tensor& weight, const std::
     if (out.numel() > 0) {
       floating_dispatch(ct, "convolution", [&](auto tag) {
         using scalar_t = decltype(tag);
-        conv_forward<scalar_t>(g, ct, x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(),
-                               b.defined() ? b.data_ptr<scalar_t>() : nullptr, out.data_ptr<scalar_t>());
+        const scalar_t* bp = b.defined() ? b.data_ptr<scalar_t>() : nullptr;
+        if (g.transposed) {
+          conv_adjoint<scalar_t>(g, ct, x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(), bp, out.data_ptr<scalar_t>());
+        } else {
+          conv_apply<scalar_t>(g, ct, x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(), bp, out.data_ptr<scalar_t>());
+        }
       });
     }
     return finish(out, input.dtype());
   }
 }
 
+// Note [Transposed convolution]: the three gradients of either kind.
 template <typename T>
 void conv_backward(const ConvGeom& g, ScalarType ct, const T* gout, const T* in, const T* w, T* gin, T* gw, T* gb) {
-  const int64_t in_sample = g.c * g.h * g.w, out_sample = g.o * g.ohw();
-  if (gin) {
-    std::fill(gin, gin + g.n * in_sample, T(0));
-    parallel_for(0, g.n, 1, [&](int64_t nb, int64_t ne) {
-      std::vector<T> gcols(static_cast<size_t>(g.k() * g.ohw()));
-      for (int64_t n = nb; n < ne; ++n) {
-        for (int64_t grp = 0; grp < g.groups; ++grp) {
-          const T* go = gout + n * out_sample + grp * g.og() * g.ohw();
-          blas::gemm(ct, true, false, g.k(), g.ohw(), g.og(), 1.0, w + grp * g.og() * g.k(), g.k(), go, g.ohw(), 0.0,
-                     gcols.data(), g.ohw());
-          col2im(gcols.data(), g, gin + n * in_sample + grp * g.cg() * g.h * g.w);
-        }
-      }
-    });
-  }
-  if (gw) {
-    std::fill(gw, gw + g.o * g.k(), T(0));
-    std::vector<T> cols(static_cast<size_t>(g.k() * g.ohw()));
-    for (int64_t n = 0; n < g.n; ++n) {
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        im2col(in + n * in_sample + grp * g.cg() * g.h * g.w, g, cols.data());
-        const T* go = gout + n * out_sample + grp * g.og() * g.ohw();
-        blas::gemm(ct, false, true, g.og(), g.k(), g.ohw(), 1.0, go, g.ohw(), cols.data(), g.ohw(), 1.0,
-                   gw + grp * g.og() * g.k(), g.k());
-      }
-    }
-  }
-  if (gb) {
-    for (int64_t oc = 0; oc < g.o; ++oc) {
-      double acc = 0;
-      for (int64_t n = 0; n < g.n; ++n) {
-        const T* go = gout + n * out_sample + oc * g.ohw();
-        for (int64_t i = 0; i < g.ohw(); ++i) acc += static_cast<double>(go[i]);
-      }
-      gb[oc] = static_cast<T>(acc);
-    }
+  if (!g.transposed) {
+    if (gin) conv_adjoint<T>(g, ct, gout, w, nullptr, gin);
+    if (gw) conv_weight_grad<T>(g, ct, in, gout, gw);
+    if (gb) bias_grad<T>(gout, g.n, g.o, g.ohw(), gb);
+  } else {
+    if (gin) conv_apply<T>(g, ct, gout, w, nullptr, gin);
+    if (gw) conv_weight_grad<T>(g, ct, gout, in, gw);
+    if (gb) bias_grad<T>(gout, g.n, g.c, g.h * g.w, gb);
   }
 }
 
@@ -269,14 +382,17 @@ template <bool kCpu>
 std::tuple<Tensor, Tensor, Tensor> convolution_backward_impl(const Tensor& grad_output, const Tensor& input,
                                                              const Tensor& weight, bool has_bias, IntArrayRef stride,
                                                              IntArrayRef padding, IntArrayRef dilation, bool transposed,
-                                                             int64_t groups, const bool mask[3]) {
-  const ConvGeom g = conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed, groups);
+                                                             IntArrayRef output_padding, int64_t groups,
+                                                             const bool mask[3]) {
+  const ConvGeom g =
+      conv_geometry(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
   const DimVector expected = out_sizes(g);
   SDK_CHECK_VALUE(grad_output.sizes().equals(expected), "convolution_backward: expected grad_output of size ",
                   IntArrayRef(expected), ", but got ", grad_output.sizes());
   Tensor gi = mask[0] ? make_tensor(input.sizes(), input.dtype(), input.device()) : Tensor();
   Tensor gw = mask[1] ? make_tensor(weight.sizes(), weight.dtype(), weight.device()) : Tensor();
-  Tensor gb = mask[2] && has_bias ? make_tensor({g.o}, input.dtype(), input.device()) : Tensor();
+  const int64_t out_channels = g.transposed ? g.c : g.o;
+  Tensor gb = mask[2] && has_bias ? make_tensor({out_channels}, input.dtype(), input.device()) : Tensor();
   if constexpr (!kCpu) {
     return {gi, gw, gb};
   } else {
@@ -284,7 +400,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_impl(const Tensor& grad_
     Tensor go = dense(grad_output, ct), x = dense(input, ct), w = dense(weight, ct);
     Tensor gi_c = gi.defined() ? make_tensor(input.sizes(), ct, input.device()) : Tensor();
     Tensor gw_c = gw.defined() ? make_tensor(weight.sizes(), ct, input.device()) : Tensor();
-    Tensor gb_c = gb.defined() ? make_tensor({g.o}, ct, input.device()) : Tensor();
+    Tensor gb_c = gb.defined() ? make_tensor({out_channels}, ct, input.device()) : Tensor();
     floating_dispatch(ct, "convolution_backward", [&](auto tag) {
       using scalar_t = decltype(tag);
       conv_backward<scalar_t>(g, ct, go.data_ptr<scalar_t>(), x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(),
@@ -308,22 +424,24 @@ void convolution_backward_boxed(OperatorKernel*, const OperatorHandle&, Dispatch
   std::vector<int64_t> stride = s[base + 4].to_int_list(), padding = s[base + 5].to_int_list(),
                        dilation = s[base + 6].to_int_list();
   const bool transposed = s[base + 7].to_bool();
+  std::vector<int64_t> output_padding = s[base + 8].to_int_list();
   const int64_t groups = s[base + 9].to_int();
   bool mask[3];
   for (size_t i = 0; i < 3; ++i) mask[i] = cx::list_bool(s[base + 10], i);
   auto [gi, gw, gb] = convolution_backward_impl<kCpu>(grad_output, input, weight, has_bias, stride, padding, dilation,
-                                                      transposed, groups, mask);
+                                                      transposed, output_padding, groups, mask);
   s.resize(base);
   s.emplace_back(std::move(gi));
   s.emplace_back(std::move(gw));
   s.emplace_back(std::move(gb));
 }
 
-// ---- conv1d / conv2d (CompositeImplicitAutograd, as PyTorch's) ----
+// ---- conv1d / conv2d / conv_transpose1d / conv_transpose2d (CompositeImplicitAutograd, as PyTorch's) ----
+// aten::convolution on the input with a batch dim of 1 added when it has none (and removed from the result).
 template <int kSpatial>
-Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
-               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  const char* name = kSpatial == 1 ? "conv1d" : "conv2d";
+Tensor conv_batched(const char* name, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                    IntArrayRef output_padding, int64_t groups) {
   SDK_CHECK_VALUE(input.dim() == kSpatial + 1 || input.dim() == kSpatial + 2, "Expected ", kSpatial + 1,
                   "D (unbatched) or ", kSpatial + 2, "D (batched) input to ", name, ", but got input of size: ",
                   input.sizes());
@@ -331,11 +449,27 @@ Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Te
   Tensor x = unbatched ? cx::unsqueeze(input, 0) : input;
   static const auto conv = cx::typed<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
                                             IntArrayRef, IntArrayRef, bool, IntArrayRef, int64_t)>("aten::convolution");
-  Tensor out = conv.call(x, weight, bias, stride, padding, dilation, false, DimVector({0}), groups);
+  Tensor out = conv.call(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
   if (!unbatched) return out;
   DimVector sizes;
   for (int64_t d = 1; d < out.dim(); ++d) sizes.push_back(out.size(d));
   return view(out, sizes);
+}
+
+template <int kSpatial>
+Tensor conv_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return conv_batched<kSpatial>(kSpatial == 1 ? "conv1d" : "conv2d", input, weight, bias, stride, padding, dilation,
+                                false, DimVector({0}), groups);
+}
+
+// Note [Transposed convolution]
+template <int kSpatial>
+Tensor conv_transpose_nd(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                         IntArrayRef dilation) {
+  return conv_batched<kSpatial>(kSpatial == 1 ? "conv_transpose1d" : "conv_transpose2d", input, weight, bias, stride,
+                                padding, dilation, true, output_padding, groups);
 }
 
 }  // namespace
@@ -351,7 +485,13 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
         "SymInt[1] dilation=1, SymInt groups=1) -> Tensor");
   m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
         "SymInt[2] dilation=1, SymInt groups=1) -> Tensor");
+  m.def("conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
+        "SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor");
+  m.def("conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
+        "SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor");
   m.impl("conv1d", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::conv_nd<1>);
+  m.impl("conv_transpose1d", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::conv_transpose_nd<1>);
+  m.impl("conv_transpose2d.input", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::conv_transpose_nd<2>);
   m.impl("conv2d", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::conv_nd<2>);
 }
 

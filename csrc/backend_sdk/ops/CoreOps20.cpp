@@ -289,7 +289,9 @@ Tensor arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, O
     auto* p = host.data_ptr<double>();
     for (int64_t i = 0; i < count; ++i) p[i] = xs + static_cast<double>(i) * st;
   }
-  return copy_(out, host);
+  // Non-blocking: `host` is a temporary, so a device copies it from a staging buffer without waiting for its
+  // stream (a blocking host-to-device copy synchronises it: arange(L, device) in a causal mask would).
+  return copy_(out, host, /*non_blocking=*/true);
 }
 
 // ---- select_scatter / slice_scatter: Note [Core composites] ----

@@ -4,11 +4,13 @@
 // contract-backed kernels (ops/DeviceOps.h); the operators below run as
 // simulated kernels (Note [Simulated kernels], SimKernels.h); every other
 // operator reaches the SDK's CPU fallback, which warns once per operator.
+#include <cstring>
 #include <string>
 
 #include "SimKernels.h"
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/DeviceOps.h>
+#include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/Random.h>
 
 namespace {
@@ -50,6 +52,38 @@ sdk::Tensor bernoulli_(const sdk::Tensor& self, double p, const std::optional<sd
                      });
 }
 
+// Note [CPU index tensors]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Advanced indexing (index.Tensor, index_put(_)) takes index tensors on the
+// CPU too, as PyTorch's: it moves them to self's device (x_accel[[0, 2]],
+// x_accel[cpu_long_tensor], x_accel[cpu_bool_mask] = v). The copies are
+// non-blocking (staged), so the launch does not wait for the stream. Index
+// tensors on another device are refused with PyTorch's IndexError. Other
+// operators with index arguments (index_select, gather, scatter) keep
+// PyTorch's same-device check.
+void index_kernel(sdk::OperatorKernel* kernel, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
+                  sdk::Stack* stack) {
+  const sdk::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments.size(), base = stack->size() - n;
+  const sdk::IValue& self = (*stack)[base];
+  if (self.is_tensor() && self.to_tensor().defined() && !self.to_tensor().is_cpu() && !self.to_tensor().is_meta()) {
+    const sdk::Device device = self.to_tensor().device();
+    for (size_t i = 1; i < n; ++i) {
+      sdk::IValue& v = (*stack)[base + i];
+      if (schema.arguments[i].name != "indices" || !v.is_list()) continue;
+      for (sdk::IValue& e : v.to_list()) {
+        if (!e.is_tensor() || !e.to_tensor().defined()) continue;
+        const sdk::Tensor& index = e.to_tensor();
+        SDK_CHECK_INDEX(index.is_cpu() || index.device() == device,
+                        "indices should be either on cpu or on the same device as the indexed tensor (",
+                        device.str(), ")");
+        if (index.is_cpu()) e = sdk::IValue(sdk::ops::_to_copy(index, std::nullopt, device, /*non_blocking=*/true));
+      }
+    }
+  }
+  accel::simulated_kernel(kernel, op, keys, stack);
+}
+
 // Operators run on the device, with their in-place forms ("add" and "add_"):
 // every overload with a Meta kernel of its own (composite overloads keep
 // decomposing into these).
@@ -70,12 +104,12 @@ constexpr const char* kDeviceOperators[] = {
     "cat", "stack", "flip", "gather", "index", "scatter", "scatter_add", "index_select", "index_put", "repeat",
     // losses
     "mse_loss", "nll_loss_forward", "nll_loss2d_forward",
-    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback.
-    // Not their backward operators with an output_mask (convolution_backward, native_layer_norm_backward,
-    // native_batch_norm_backward): a masked-off result is an undefined tensor, which the simulated kernel
-    // cannot give a device buffer yet.
+    // nn kernels the acceptance models run (issue 20): on the stream, not through the synchronising fallback;
+    // the backward operators with a `bool[3] output_mask` return its masked-off results undefined (Note
+    // [Undefined results], SimKernels.cpp).
     "native_layer_norm", "linalg_vector_norm", "convolution", "native_batch_norm", "max_pool2d_with_indices",
-    "max_pool2d_with_indices_backward",
+    "max_pool2d_with_indices_backward", "convolution_backward", "native_layer_norm_backward",
+    "native_batch_norm_backward",  // (native_group_norm_backward is a composite of operators served here)
     // the in-place multi-tensor and the fused optimizer operators: one launch per list (Note [Foreach
     // kernels]); the functional _foreach_ forms return Tensor[], which simulated kernels do not, so they
     // run their CompositeExplicitAutograd loop (one launch per tensor)
@@ -97,7 +131,8 @@ SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
       for (const std::string& overload : dispatcher.overload_names(qualified)) {
         const std::string full = overload.empty() ? qualified : qualified + "." + overload;
         if (!dispatcher.find_schema_or_throw(full).entry().has_kernel_for(sdk::DispatchKey::Meta)) continue;
-        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(&accel::simulated_kernel));
+        const bool indexing = std::strcmp(name, "index") == 0 || std::strcmp(name, "index_put") == 0;
+        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(indexing ? &index_kernel : &accel::simulated_kernel));
       }
     }
   }

@@ -175,9 +175,21 @@ namespace {
 // a backend is fixed once its library is loaded).
 // ---------------------------------------------------------------------------
 
+// Note [Undefined results]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A Tensor return may be an undefined tensor (None in Python): the results a
+// backward operator's `bool[N] output_mask` masks off (convolution_backward,
+// native_layer_norm_backward, native_batch_norm_backward, ...), or one whose
+// optional input was None (no weight, no grad_weight). The Meta kernel says
+// which: its undefined results are recorded as `defined = false`, the launch
+// allocates nothing for them and returns them undefined, and the worker copies
+// only the defined ones. The CPU kernel (same arguments, same mask) returns
+// the same ones undefined; a `.out` overload is not used for such a call (its
+// out= arguments would have to be given for every return).
 struct ResultGeometry {
   sdk::DimVector sizes, strides;
   sdk::ScalarType dtype;
+  bool defined = true;
 };
 
 using Signature = std::vector<int64_t>;
@@ -341,8 +353,13 @@ bool meta_run(const sdk::OperatorHandle& op, IValue* args, size_t n, std::vector
     const IValue& r = meta[meta.size() - m + j];
     SDK_CHECK_NOT_IMPLEMENTED(r.is_tensor(), op.name(), ": accel runs only operators that return tensors");
     const Tensor& g = r.to_tensor();
-    geometry->push_back({sdk::DimVector(g.sizes()), sdk::DimVector(g.strides()), g.dtype()});
     const sdk::Argument& ret = schema.returns[j];
+    if (!g.defined()) {  // Note [Undefined results]
+      SDK_CHECK(!(ret.alias_info && ret.alias_info->is_write), op.name(), ": a mutable return is undefined");
+      geometry->push_back({sdk::DimVector(), sdk::DimVector(), sdk::ScalarType::Undefined, false});
+      continue;
+    }
+    geometry->push_back({sdk::DimVector(g.sizes()), sdk::DimVector(g.strides()), g.dtype()});
     if (ret.alias_info && ret.alias_info->is_write) {
       const Tensor& arg = args[aliased_argument(schema, ret)].to_tensor();
       if (!arg.sizes().equals(g.sizes())) *cacheable = false;
@@ -532,7 +549,9 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
       sdk::ops::cpu_fallback(op, sdk::DispatchKeySet(), stack);
       return;
     }
-    computed.out_variant = cache.out_variant_of(op);
+    const bool all_defined = std::all_of(computed.results.begin(), computed.results.end(),
+                                         [](const ResultGeometry& g) { return g.defined; });
+    computed.out_variant = all_defined ? cache.out_variant_of(op) : nullptr;  // Note [Undefined results]
     computed.mutable_arguments = schema.mutable_argument_indices();
     if (cacheable) {
       if (cache.entries.size() >= kMaxCachedGeometries) cache.entries.clear();
@@ -551,6 +570,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
     for (size_t j = 0; j < m; ++j) {
       const sdk::Argument& ret = schema.returns[j];
       const ResultGeometry& g = plan->results[j];
+      if (!g.defined) continue;  // stays undefined: Note [Undefined results]
       if (ret.alias_info && ret.alias_info->is_write) {
         results[j] = args[aliased_argument(schema, ret)].to_tensor();
         if (!results[j].sizes().equals(g.sizes)) sdk::ops::device::resize_(results[j], g.sizes, std::nullopt);
