@@ -990,6 +990,16 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return op.call(input, weight, bias, stride, padding, dilation, groups);
 }
 
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef)>("aten::conv_transpose1d");
+  return op.call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef)>("aten::conv_transpose2d.input");
+  return op.call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups) {
   static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef, IntArrayRef, bool, IntArrayRef, int64_t)>("aten::convolution");
   return op.call(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
