@@ -75,6 +75,14 @@ def test_special_values_as_pytorch(device) -> None:
     ly = _np(A._log_softmax(x, 1, False))
     assert np.isnan(ly[:3]).all()
     np.testing.assert_allclose(ly[3], [-inf, np.log(0.5), np.log(0.5)])
+    # far below the max: exact down to exp(-87) (the smallest normal float32 result), under FLT_MIN below it
+    row = np.array([[0.0, -20.0, -86.0, -88.0, -1e30, -inf, 1.0, -3.0, -50.0]], np.float32)
+    y = _np(A._softmax(torch.tensor(row, device=device), 1, False))
+    ref = np_softmax(row, 1)
+    np.testing.assert_allclose(y[0, [0, 1, 2, 6, 7, 8]], ref[0, [0, 1, 2, 6, 7, 8]], rtol=1e-5)
+    assert (y[0, 3:6] < 1.2e-38).all() and (y[0, 4:6] == 0).all()
+    np.testing.assert_allclose(_np(A._log_softmax(torch.tensor(row, device=device), 1, False)), np_softmax(row, 1, True),
+                               rtol=1e-6)
     # very large and very small logits do not overflow
     big = torch.tensor([[1e4, 0.0], [-1e4, 0.0]], device=device)
     np.testing.assert_allclose(_np(A._softmax(big, 1, False)), [[1.0, 0.0], [0.0, 1.0]])

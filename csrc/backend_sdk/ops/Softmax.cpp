@@ -14,7 +14,10 @@
 // passes: the max, exp(x - max) written once while its sum accumulates, and
 // one scaling pass (log_softmax: (x - max) - log(sum), nothing written in the
 // second pass); the AVX2 row kernels in SoftmaxAvx2.cpp do them eight lanes at
-// a time (libmvec's expf, Note [Vector math]) where the CPU has AVX2 + FMA.
+// a time (libmvec's expf, Note [Vector math]) where the CPU has AVX2 + FMA;
+// there exp of an argument below -87 (a masked -inf score) is 0 rather than
+// a value under FLT_MIN, which keeps masked rows on libmvec's vector path
+// (SoftmaxAvx2.cpp, exp_flushed).
 // Everything else (float64, another dim, no AVX2) takes the block loop below,
 // which vectorises exp through vec::apply. Sums accumulate in double, in an
 // order fixed by the row's length, so results do not depend on the thread
