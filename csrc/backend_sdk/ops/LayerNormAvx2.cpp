@@ -71,9 +71,10 @@ void layer_norm_row_f32(const float* x, const float* w, const float* b, float* y
   }
 }
 
-// gi = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), xhat = (x - mean) * rstd, over one row (w may be null).
+// gi = rstd * (g w - mean(g w) - xhat * mean(g w xhat)), xhat = (x - mean) * rstd, over one row (w may be
+// null); with dw / db (may be null): dw[j] += g xhat, db[j] += g in the same pass (double sums).
 void layer_norm_backward_row_f32(const float* g, const float* x, const float* w, float mean, float rstd, float* gi,
-                                 int64_t n) {
+                                 int64_t n, double* dw, double* db) {
   const __m256 vm = _mm256_set1_ps(mean), vr = _mm256_set1_ps(rstd);
   __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd(), b0 = _mm256_setzero_pd(), b1 = _mm256_setzero_pd();
   int64_t j = 0;
@@ -97,15 +98,26 @@ void layer_norm_backward_row_f32(const float* g, const float* x, const float* w,
   const float m1 = static_cast<float>(s1 / static_cast<double>(n)), m2 = static_cast<float>(s2 / static_cast<double>(n));
   const __m256 v1 = _mm256_set1_ps(m1), v2 = _mm256_set1_ps(m2);
   for (j = 0; j + 8 <= n; j += 8) {
-    __m256 gw = _mm256_loadu_ps(g + j);
-    if (w) gw = _mm256_mul_ps(gw, _mm256_loadu_ps(w + j));
+    const __m256 vg = _mm256_loadu_ps(g + j);
+    const __m256 gw = w ? _mm256_mul_ps(vg, _mm256_loadu_ps(w + j)) : vg;
     const __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm), vr);
     _mm256_storeu_ps(gi + j, _mm256_mul_ps(vr, _mm256_sub_ps(_mm256_sub_ps(gw, v1), _mm256_mul_ps(xh, v2))));
+    if (dw) {
+      const __m256 p = _mm256_mul_ps(vg, xh);
+      _mm256_storeu_pd(dw + j, _mm256_add_pd(_mm256_loadu_pd(dw + j), lo4(p)));
+      _mm256_storeu_pd(dw + j + 4, _mm256_add_pd(_mm256_loadu_pd(dw + j + 4), hi4(p)));
+    }
+    if (db) {
+      _mm256_storeu_pd(db + j, _mm256_add_pd(_mm256_loadu_pd(db + j), lo4(vg)));
+      _mm256_storeu_pd(db + j + 4, _mm256_add_pd(_mm256_loadu_pd(db + j + 4), hi4(vg)));
+    }
   }
   for (; j < n; ++j) {
     const float gw = w ? g[j] * w[j] : g[j];
     const float xh = (x[j] - mean) * rstd;
     gi[j] = rstd * ((gw - m1) - xh * m2);
+    if (dw) dw[j] += static_cast<double>(g[j] * xh);
+    if (db) db[j] += static_cast<double>(g[j]);
   }
 }
 
