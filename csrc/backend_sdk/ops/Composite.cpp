@@ -123,8 +123,15 @@ Tensor floating_input(const char* op_name, const Tensor& self, std::optional<Sca
   return x;
 }
 
-// softmax / log_softmax: the dtype cast, then the fused kernels (aten::_softmax, aten::_log_softmax:
-// Note [Fused softmax], Softmax.cpp), as PyTorch decomposes them.
+// Note [Softmax operators]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's: softmax.int / log_softmax.int are CompositeImplicitAutograd
+// (the dtype cast, then _softmax / _log_softmax); _softmax / _log_softmax and
+// their backward operators _softmax_backward_data / _log_softmax_backward_data
+// are fused CPU and Meta kernels (Note [Fused softmax], Softmax.cpp), so
+// autograd records SoftmaxBackward0 / LogSoftmaxBackward0 from derivatives.def,
+// whose formulas call the backward operators; those have formulas of their own
+// there (double backward).
 template <bool kLog>
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   Tensor x = floating_input(kLog ? "log_softmax" : "softmax", self, dtype);
