@@ -13,9 +13,22 @@ Two things put the ``Python`` dispatch key into a call's key set, as in PyTorch:
 [DispatchKey layout]), so autograd records a call before the Python key sees it,
 the Python key sees the aten operators that CompositeImplicitAutograd kernels
 decompose into (``linear`` arrives as ``t`` + ``addmm``), and backward's operators
-reach it too. ``Fake`` is above ``Python`` (also c10's order), so the Fake-key
-fallback of FakeTensorMode runs first (Note [Fake tensors]); the meta operators it
-runs then reach an active mode.
+reach it too. ``Fake`` (ours; c10 has no such key) is directly below ``Python``:
+FakeTensorMode is a mode on this stack (Note [Infra modes]), and a fake tensor
+outside any FakeTensorMode reaches the Fake-key fallback only after the modes and
+subclasses above it had their turn, as PyTorch's FakeTensor (a Python-key
+subclass) does.
+
+Note [Infra modes]
+~~~~~~~~~~~~~~~~~~
+As in PyTorch, FakeTensorMode is an *infra* mode (``is_infra_mode()`` True): it
+does not go on the user stack but into one per-thread slot below every user mode,
+whatever order they were entered in, so a user mode always sees a call first and
+its ``func(...)`` then reaches the fake mode. Entering a second FakeTensorMode
+replaces the slot until it exits (the previous one comes back).
+``_get_current_dispatch_mode()`` is the innermost user mode, else the infra mode;
+``_get_current_dispatch_mode_stack()`` lists the infra mode first. The Python key
+is in the thread's included set while the stack is non-empty or the slot is set.
 
 Every call that reaches the ``Python`` slot runs ``_python_key_fallback``, a boxed
 fallback, which does what PyTorch's ``handle_torch_function_no_python_arg_parser``
@@ -23,8 +36,8 @@ does for ``__torch_dispatch__``:
   1. ``types``: the distinct classes of the tensor arguments that carry the Python
      key and define ``__torch_dispatch__``, a subclass before its bases, otherwise
      left to right (the *overloaded* types);
-  2. if a mode is active, the innermost one is popped for the duration of its
-     handler (``_pop_mode_temporarily``: the operators the handler calls go to the
+  2. if a mode is active, the innermost user mode (else the infra mode) is popped
+     for the duration of its handler (``_pop_mode_temporarily``: the operators the handler calls go to the
      next mode, or to the subclasses and backends when none is left) and its rule
      from ``library.register_torch_dispatch`` runs, else its ``__torch_dispatch__``;
   3. if that returned ``NotImplemented`` (or no mode is active), each overloaded
@@ -62,31 +75,57 @@ def _mode_stack() -> list[Any]:
         return stack
 
 
+def _infra_mode() -> Any:
+    """This thread's infra mode (the active FakeTensorMode), or None: Note [Infra modes]."""
+    return getattr(_tls, "infra", None)
+
+
+def _update_included() -> None:
+    _C._set_python_dispatch_included(bool(_mode_stack()) or getattr(_tls, "infra", None) is not None)
+
+
 def _push_mode(mode: Any) -> None:
     stack = _mode_stack()
-    if not stack:
+    if not stack and getattr(_tls, "infra", None) is None:
         _C._set_python_dispatch_included(True)
     stack.append(mode)
 
 
 def _pop_mode() -> Any:
+    """Pops the innermost user mode; with none left, the infra mode (PyTorch's order)."""
     stack = _mode_stack()
-    if not stack:
-        raise AssertionError("Trying to pop from an empty mode stack")
-    mode = stack.pop()
-    if not stack:
-        _C._set_python_dispatch_included(False)
+    if stack:
+        mode = stack.pop()
+    else:
+        mode = getattr(_tls, "infra", None)
+        if mode is None:
+            raise AssertionError("Trying to pop from an empty mode stack")
+        _tls.infra = None
+    _update_included()
     return mode
+
+
+def _set_infra_mode(mode: Any) -> Any:
+    """Makes mode this thread's infra mode (None: no infra mode); returns the previous one."""
+    previous = getattr(_tls, "infra", None)
+    _tls.infra = mode
+    _update_included()
+    return previous
 
 
 @contextlib.contextmanager
 def _pop_mode_temporarily() -> Iterator[Any]:
     """Pops the innermost mode for the block (its own calls go to the modes below) and pushes it back."""
+    infra_before = getattr(_tls, "infra", None)
+    from_stack = bool(_mode_stack())
     mode = _pop_mode()
     try:
         yield mode
     finally:
-        _push_mode(mode)
+        if from_stack:
+            _push_mode(mode)
+        else:
+            _set_infra_mode(infra_before)
 
 
 # (qualified operator name, class) -> its rules from library.register_torch_dispatch, newest last: the newest
@@ -152,7 +191,8 @@ def _python_key_fallback(op: Any, types: tuple, args: tuple, kwargs: dict) -> An
     if stack:
         # as _pop_mode_temporarily: the handler's own calls go to the modes below (or the subclasses)
         mode_obj = stack.pop()
-        if not stack:
+        infra = getattr(_tls, "infra", None)
+        if not stack and infra is None:
             _C._set_python_dispatch_included(False)
         try:
             rule = _rule_for(op, type(mode_obj)) if _rules else None
@@ -161,11 +201,29 @@ def _python_key_fallback(op: Any, types: tuple, args: tuple, kwargs: dict) -> An
             else:
                 result = mode_obj.__torch_dispatch__(op, types, args, kwargs)
         finally:
-            if not stack:
+            if not stack and infra is None:
                 _C._set_python_dispatch_included(True)
             stack.append(mode_obj)
         if result is not NotImplemented:
             return result
+    else:
+        infra = getattr(_tls, "infra", None)
+        if infra is not None:
+            # the infra mode (FakeTensorMode) comes after every user mode: Note [Infra modes]
+            mode_obj = infra
+            _tls.infra = None
+            _C._set_python_dispatch_included(False)
+            try:
+                rule = _rule_for(op, type(mode_obj)) if _rules else None
+                if rule is not None:
+                    result = rule(mode_obj, op, types, args, kwargs)
+                else:
+                    result = mode_obj.__torch_dispatch__(op, types, args, kwargs)
+            finally:
+                _tls.infra = mode_obj
+                _C._set_python_dispatch_included(True)
+            if result is not NotImplemented:
+                return result
     overloaded = types
     for cls in overloaded:
         rule = _rule_for(op, cls) if _rules else None

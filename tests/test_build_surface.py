@@ -55,6 +55,11 @@ def _in_subprocess(code: str, cwd: Path) -> subprocess.CompletedProcess:
 # type_info objects of kernel signatures) local. The bound leaves room for the API to grow; a
 # regression to default visibility exports thousands, one of the version script ~800.
 MAX_EXPORTED_SYMBOLS = 700
+# On top of that bound: the generated operator API (one exported function per aten overload,
+# csrc/backend_sdk/ops/Operators.h, issue 17) and the C++ Tensor methods that call it (Note [C++
+# Tensor methods]), as ATen exports at::add and Tensor::add.
+_OPERATORS_H = ROOT / "csrc" / "backend_sdk" / "ops" / "Operators.h"
+GENERATED_API_SYMBOLS = (_OPERATORS_H.read_text().count("\nSDK_API ") if _OPERATORS_H.exists() else 600) + 50
 
 # Internal names that default visibility exported (3423 symbols before): the kernel adapters the
 # SDK's own operator registrations instantiate (vendor code instantiates its own), the standard
@@ -95,7 +100,7 @@ EXPORTED_DETAIL = {
 @pytest.mark.skipif(NM is None, reason="nm is not installed")
 def test_hidden_visibility_exports_a_small_surface():
     symbols = _exported_symbols()
-    assert 100 < len(symbols) <= MAX_EXPORTED_SYMBOLS, f"{len(symbols)} exported symbols"
+    assert 100 < len(symbols) <= MAX_EXPORTED_SYMBOLS + GENERATED_API_SYMBOLS, f"{len(symbols)} exported symbols"
     leaked = [s for s in symbols for name in INTERNAL_NAMES if s.startswith(name)]
     assert leaked == []
     # Every exported symbol of an SDK detail namespace is on the list of intended ones (the standard

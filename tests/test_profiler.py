@@ -275,14 +275,19 @@ def test_other_threads_are_recorded_on_their_own_track() -> None:
 def test_fallback_and_python_kernels_are_marked() -> None:
     from backend_sdk._subclasses.fake_tensor import FakeTensorMode
 
+    mode = FakeTensorMode()
+    a = mode.from_tensor(sdk.ones(2, 3))
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        with FakeTensorMode() as mode:
-            a = mode.from_tensor(sdk.ones(2, 3))
-            a + a
+        with mode:
+            a + a  # FakeTensorMode is a TorchDispatchMode: the Python key's fallback runs it
+        a * a  # a fake tensor outside any mode: the Fake key's fallback
     adds = [e for e in prof.events() if e.name == "aten::add"]
-    assert adds and all(e.is_fallback and e.fallback_key == "Fake" and e.is_python_kernel for e in adds), adds
+    muls = [e for e in prof.events() if e.name == "aten::mul"]
+    assert adds and all(e.is_fallback and e.fallback_key == "Python" for e in adds), adds
+    assert muls and all(e.is_fallback and e.fallback_key == "Fake" and e.is_python_kernel for e in muls), muls
     trace = prof.events()._chrome_trace()["traceEvents"]
-    assert any(e.get("args", {}).get("Fallback") == "Fake" for e in trace if e.get("name") == "aten::add")
+    assert any(e.get("args", {}).get("Fallback") == "Fake" for e in trace if e.get("name") == "aten::mul")
+    assert any(e.get("args", {}).get("Fallback") == "Python" for e in trace if e.get("name") == "aten::add")
 
 
 def test_autograd_profiler_alias() -> None:

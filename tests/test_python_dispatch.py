@@ -698,3 +698,27 @@ def test_overloaded_types_from_lists_kwargs_and_subclass_order():
     seen.clear()
     bs.ones(2).add_(b)
     assert seen == [("Base", (Base,))]
+
+
+def test_handlers_can_compare_operators_by_identity_equality_and_hash() -> None:
+    """Note [Operator object identity]: `func is aten.add.Tensor`, set membership and packet equality, as in
+    PyTorch's handlers (decomposition tables keyed by overload or packet)."""
+    import backend_sdk as bs
+    from backend_sdk.utils._python_dispatch import TorchDispatchMode
+
+    aten = bs.ops.aten
+    seen: list[tuple[bool, bool, bool, bool, bool]] = []
+
+    class Checking(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if func.name() == "aten::add.Tensor":
+                seen.append((func is aten.add.Tensor, func == aten.add.Tensor, func in {aten.add.Tensor: 1},
+                             func.overloadpacket == aten.add, func != aten.mul.Tensor))
+            return func(*args, **(kwargs or {}))
+
+    with Checking():
+        bs.ones(2) + bs.ones(2)
+    assert seen == [(True, True, True, True, True)]
+    assert aten.add.Tensor != aten.add.Scalar and aten.add != aten.sub
+    assert hash(aten.add.Tensor) == hash(aten.add.Tensor.overloadpacket.Tensor)
+    assert (aten.add.Tensor == "aten::add.Tensor") is False  # not equal to its name

@@ -110,6 +110,17 @@ def test_generated_files(tmp_path, python_only):
     assert "build/" in files[".gitignore"].decode().splitlines()
 
 
+def add_first_kernel_as_the_readme_says(root: Path) -> None:
+    """Step 1 of the README's walkthrough: the kernel and the m.impl line it shows, added to csrc/Kernels.cpp
+    (each one line: the C++ scaffold's target is at most 5 lines beyond a kernel's arithmetic)."""
+    readme = (root / "README.md").read_text()
+    kernel = next(ln.strip() for ln in readme.splitlines() if ln.strip().startswith("Tensor neg("))
+    impl = next(ln.strip() for ln in readme.splitlines() if ln.strip().startswith('m.impl("neg"'))
+    src = root / "csrc" / "Kernels.cpp"
+    text = src.read_text().replace("}  // namespace\n", kernel + "\n\n}  // namespace\n", 1)
+    src.write_text(text.replace('  m.impl("add.Tensor"', "  " + impl + "\n" + '  m.impl("add.Tensor"', 1))
+
+
 def run_generated_tests(project: Path, site: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(SDK_ROOT), env.get("PYTHONPATH", "")])
@@ -127,6 +138,7 @@ def test_generated_project_builds_and_its_tests_pass(tmp_path):
     """What `pip install ./NAME && pytest NAME/tests` does, without pip: CMake configure, build and
     install into a prefix that stands for site-packages (.ci/run does the real pip install)."""
     root = create_project("tcnpu_build", tmp_path)
+    add_first_kernel_as_the_readme_says(root)
     build, site = tmp_path / "build", tmp_path / "site"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     for cmd in ([CMAKE, "-S", str(root), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Release"],
@@ -138,6 +150,14 @@ def test_generated_project_builds_and_its_tests_pass(tmp_path):
     r = run_generated_tests(root, site)
     assert r.returncode == 0, r.stdout + r.stderr
     assert " passed" in r.stdout and "failed" not in r.stdout
+    # The README's first kernel runs on the device: no CPU-fallback warning, the CPU's values.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(SDK_ROOT), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-W", "error", "-c",
+                        "import backend_sdk, tcnpu_build\n"
+                        "x = backend_sdk.tensor([1.0, -2.0, 3.0], device='tcnpu_build')\n"
+                        "assert x.neg().cpu().tolist() == [-1.0, 2.0, -3.0]\n"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
 
     # BACKEND_SDK_CMAKE_DIR overrides the remembered SDK location.
     env = dict(os.environ, BACKEND_SDK_CMAKE_DIR=str(tmp_path / "no_sdk_here"))

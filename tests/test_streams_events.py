@@ -108,6 +108,8 @@ def test_event_errors_name_backend():
 def test_multiple_streams_wait_same_event_results_match():
     x, y = sdk.randn(30, 30, device="accel"), sdk.randn(30, 30, device="accel")
     s1, s2, s3 = (sdk.Stream("accel:0") for _ in range(3))
+    # x and y are written on the current stream: s1 must wait for it, or its event says nothing about them
+    s1.wait_stream(acc.current_stream())
     e = s1.record_event()
     s2.wait_event(e)
     s3.wait_event(e)

@@ -75,19 +75,18 @@ _FIRST_KERNEL_STABLE = """In `csrc/Kernels.cpp`, write a kernel on `sdk::stable:
    fails if the library uses any other symbol of libbackend_sdk."""
 
 _FIRST_KERNEL_CPP = """In `csrc/Kernels.cpp`, write a typed kernel (the schema's arguments as C++
-   parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block:
+   parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block. An
+   elementwise one is its arithmetic plus two lines (`unary_f32` / `binary_f32` do the checks, the
+   allocation and the launch; a case they do not serve goes to the CPU fallback):
 
        // neg(Tensor self) -> Tensor
-       Tensor neg(const Tensor& self) {
-         require_native(self, self);  // other cases: the CPU fallback (sdk::decline)
-         Tensor out = sdk::ops::empty(self.sizes(), self.dtype(), self.device());
-         float *x = device_floats(self), *z = device_floats(out);
-         const int64_t n = self.numel();
-         launch(self.device(), "neg_f32", [=] { for (int64_t i = 0; i < n; ++i) z[i] = -x[i]; });
-         return out;
-       }
-       ...
-       m.impl("neg", sdk::declinable(&neg));"""
+       Tensor neg(const Tensor& self) { return unary_f32(self, "neg_f32", [](float x) { return -x; }); }
+
+       m.impl("neg", sdk::declinable(&neg));  // in the SDK_LIBRARY_IMPL block
+
+   Other kernels call any aten operator through the SDK's generated C++ API (`sdk::ops::sum(x)`,
+   `sdk::ops::sum_out(out, x, dims)`, `<backend_sdk/ops/Operators.h>`) and the Tensor methods
+   (`x.contiguous()`, `x.to(dtype)`, `x.view(sizes)`, `x.transpose(0, 1)`, ...)."""
 
 _FIRST_KERNEL_PY = """In `__NAME__/__init__.py`, add a numpy kernel to `KERNELS`, e.g.
    `"neg": _pd.numpy_kernel(_aten.neg.default, lambda a: -a)`; the operator's schema gives its

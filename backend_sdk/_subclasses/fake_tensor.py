@@ -10,10 +10,14 @@ offset (``_C._meta_from_fake``). Because the twins share the storage object,
 views and in-place results keep their aliasing, and ``_C._storage_id`` tells
 which fake tensors share memory.
 
-Every operator call whose key set contains ``Fake`` (a fake tensor argument, or
-``FakeTensorMode`` active, which adds ``Fake`` to the thread's included keys)
-reaches ``_fake_fallback``, a boxed fallback registered at the ``Fake`` key.
-It
+``FakeTensorMode`` is a TorchDispatchMode, an infra mode below every user mode
+(Note [Infra modes], backend_sdk/_python_dispatch_impl.py): its ``__torch_dispatch__``
+runs ``_fake_fallback`` for each call that reaches it, inside ``_Computing`` (the
+``Fake`` key included and the ``Python`` key excluded, so the operators a fake kernel
+calls are fake too and no mode sees them). A call on fake tensors outside any
+FakeTensorMode carries ``Fake`` in its key set and reaches ``_fake_fallback`` as the
+boxed fallback registered at the ``Fake`` key, which sits just below ``Python``, so
+user modes and subclasses see it first. ``_fake_fallback``
   1. converts real tensor arguments to fake ones (FakeTensorMode's memo keeps
      one fake tensor per real tensor and one meta storage per real storage);
   2. runs the operator's fake kernel (``register_fake``) on the fake tensors if
@@ -38,7 +42,9 @@ import threading
 from typing import Any, Callable, Iterator
 
 from .. import _C
+from .. import _python_dispatch_impl as _pd
 from .._tensor import Tensor
+from ..utils._python_dispatch import TorchDispatchMode
 
 __all__ = [
     "DataDependentOutputException",
@@ -49,6 +55,10 @@ __all__ = [
 ]
 
 _FAKE_KEYS = _C.DispatchKeySet(["Fake"])
+# What fake computations run without: the Fake key (their meta twins and allocations are real meta tensors)
+# and the Python key (PyTorch runs them under _DisableTorchDispatch: no mode sees a fake kernel's insides).
+_NO_FAKE_NO_PYTHON = _C.DispatchKeySet(["Fake", "Python"])
+_PYTHON_KEYS = _C.DispatchKeySet(["Python"])
 _META = _C.device("meta")
 _CPU = _C.device("cpu")
 
@@ -78,8 +88,8 @@ class FakeTensor(Tensor):
 
     @property
     def fake_mode(self) -> "FakeTensorMode | None":
-        """The innermost active FakeTensorMode (fake tensors are not tied to one mode here)."""
-        return _current_mode()
+        """The FakeTensorMode now computing, else the active one (fake tensors are not tied to one mode here)."""
+        return _current_mode() or _active_infra_mode()
 
     def _data_error(self, what: str) -> DataDependentOutputException:
         return DataDependentOutputException(
@@ -218,6 +228,7 @@ def get_ctx() -> FakeImplCtx:
 # The mode
 # ---------------------------------------------------------------------------
 def _mode_stack() -> list["FakeTensorMode"]:
+    """The modes now computing on this thread (inside _Computing), innermost last."""
     stack = getattr(_tls, "modes", None)
     if stack is None:
         stack = _tls.modes = []
@@ -225,39 +236,91 @@ def _mode_stack() -> list["FakeTensorMode"]:
 
 
 def _current_mode() -> "FakeTensorMode | None":
+    """The FakeTensorMode whose fake computation is running on this thread (see _Computing), or None."""
     stack = _mode_stack()
     return stack[-1] if stack else None
 
 
-class FakeTensorMode:
-    """Under this context manager operators produce fake tensors and real inputs become fake.
+def _active_infra_mode() -> "FakeTensorMode | None":
+    """The FakeTensorMode entered on this thread (the Python mode stack's infra slot), or None."""
+    infra = _pd._infra_mode()
+    return infra if isinstance(infra, FakeTensorMode) else None
+
+
+class _Computing:
+    """The scope of one fake computation of ``mode``: the Fake key included, so every operator called
+    inside (a fake kernel's factories too) reaches the Fake-key fallback with ``mode``'s memo; the Python
+    key excluded, so no TorchDispatchMode sees the fake kernel's own calls (PyTorch runs them under
+    _DisableTorchDispatch)."""
+
+    __slots__ = ("mode", "include", "exclude")
+
+    def __init__(self, mode: "FakeTensorMode") -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.include = _C._DispatchKeyGuard(_FAKE_KEYS, True)
+        self.exclude = _C._DispatchKeyGuard(_PYTHON_KEYS, False)
+        self.include.__enter__()
+        self.exclude.__enter__()
+        _mode_stack().append(self.mode)
+
+    def __exit__(self, *exc: Any) -> None:
+        _mode_stack().pop()
+        self.exclude.__exit__(None, None, None)
+        self.include.__exit__(None, None, None)
+
+
+class FakeTensorMode(TorchDispatchMode):
+    """A TorchDispatchMode under which operators produce fake tensors and real inputs become fake.
 
     Factories (``backend_sdk.empty(3, device="accel")``) return fake tensors on the
     requested device; every operator runs its fake kernel or Meta kernel. With
     ``allow_non_fake_inputs=False`` a real tensor reaching an operator is an error
     instead (PyTorch's default); here the default converts it (``from_tensor``).
+
+    As PyTorch's, it is an infra mode (Note [Infra modes], backend_sdk/_python_dispatch_impl.py):
+    user TorchDispatchModes see each call before it, whichever was entered first, and
+    ``_get_current_dispatch_mode()`` returns it when no user mode is active.
     """
 
     def __init__(self, *, allow_non_fake_inputs: bool = True) -> None:
+        super().__init__()
         self.allow_non_fake_inputs = allow_non_fake_inputs
         # id(real tensor) -> (real tensor, fake); storage id -> (real tensor kept alive, meta base)
         self._tensor_memo: dict[int, tuple[Tensor, FakeTensor]] = {}
         self._storage_memo: dict[int, tuple[Tensor, Tensor]] = {}
-        self._guards: list[Any] = []
+        self._previous_infra: list[Any] = []  # what each __enter__ replaced in the infra slot
         self.tracer: Any = None  # set by tracing; records operator calls
 
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        """True, as PyTorch's: it runs below every user mode (Note [Infra modes])."""
+        return True
+
     def __enter__(self) -> "FakeTensorMode":
-        guard = _C._DispatchKeyGuard(_FAKE_KEYS, True)
-        guard.__enter__()
-        self._guards.append(guard)
-        _mode_stack().append(self)
+        self._previous_infra.append(_pd._set_infra_mode(self))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        stack = _mode_stack()
-        if stack and stack[-1] is self:
-            stack.pop()
-        self._guards.pop().__exit__(None, None, None)
+        if not self._previous_infra:
+            raise RuntimeError("FakeTensorMode.__exit__ without a matching __enter__")
+        _pd._set_infra_mode(self._previous_infra.pop())
+
+    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """Runs ``func`` on fake tensors: real tensor arguments become fake (``from_tensor``), then the
+        operator's fake kernel or Meta kernel computes the results' metadata (Note [Fake tensors]).
+        Returns NotImplemented when a tensor subclass with its own ``__torch_dispatch__`` is among the
+        arguments, so that subclass runs first (its calls on its inner tensors then come back here)."""
+        for cls in types:
+            if not issubclass(cls, FakeTensor):
+                return NotImplemented
+        computing = _Computing(self)
+        computing.__enter__()
+        try:
+            return _fake_fallback(func, None, args, kwargs or {})
+        finally:
+            computing.__exit__()
 
     def from_tensor(self, t: Tensor) -> FakeTensor:
         """The fake tensor standing for real tensor t (the same object for the same t)."""
@@ -268,7 +331,7 @@ class FakeTensorMode:
         hit = self._tensor_memo.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
-        with _C._DispatchKeyGuard(_FAKE_KEYS, False):
+        with _C._DispatchKeyGuard(_NO_FAKE_NO_PYTHON, False):
             sid = _C._storage_id(t)
             base_entry = self._storage_memo.get(sid)
             if base_entry is None:
@@ -361,7 +424,7 @@ def _common_device(op_name: str, fakes: list[Tensor], check: bool) -> _C.device 
 
 def _canonical_device(device: _C.device) -> _C.device:
     """'accel' -> 'accel:<current index>', as a real factory would place the tensor."""
-    with _C._DispatchKeyGuard(_FAKE_KEYS, False):
+    with _C._DispatchKeyGuard(_NO_FAKE_NO_PYTHON, False):
         return _C._get_op_overload("aten::empty.memory_format")([0], device=device).device
 
 
@@ -375,9 +438,12 @@ def _fake_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
         )
     mode = _current_mode()
     entered = None
-    if mode is None:  # an operator on fake tensors outside any mode runs in a fresh one
-        mode = entered = FakeTensorMode()
-        mode.__enter__()
+    if mode is None:
+        # reached on fake tensors, not through a mode's handler: the entered FakeTensorMode if there is one
+        # (the Python key was excluded on the way), else a fresh one
+        mode = _active_infra_mode() or FakeTensorMode()
+        entered = _Computing(mode)
+        entered.__enter__()
     depth = getattr(_fallback_depth, "value", 0)
     _fallback_depth.value = depth + 1
     try:
@@ -440,7 +506,7 @@ def _fake_fallback(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     finally:
         _fallback_depth.value = depth
         if entered is not None:
-            entered.__exit__(None, None, None)
+            entered.__exit__()
 
 
 def _run_meta(op: Any, name: str, info: _SchemaInfo, args: tuple, kwargs: dict, out_device: _C.device) -> Any:
@@ -472,7 +538,7 @@ def _run_meta(op: Any, name: str, info: _SchemaInfo, args: tuple, kwargs: dict, 
         else:
             meta_kwargs[arg_name] = _META
     try:
-        with _C._DispatchKeyGuard(_FAKE_KEYS, False):
+        with _C._DispatchKeyGuard(_NO_FAKE_NO_PYTHON, False):
             meta_result = op(*meta_args, **meta_kwargs)
     except NotImplementedError as e:
         if "'Meta' backend" in str(e) or "meta" in str(e).lower():

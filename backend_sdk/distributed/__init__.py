@@ -5,6 +5,7 @@ Start the processes with ``mpiexec -n N python script.py`` or ``python -m backen
 (``pip install "backend_sdk[distributed]"``: mpi4py and the mpich wheel). See docs/architecture.md,
 "Distributed".
 """
+from ._ccl_backend import register_device_backends
 from ._engine import DistBackendError, DistError, DistNetworkError, DistStoreError, Work
 from .distributed_c10d import (
     Backend, GroupMember, ProcessGroup, ReduceOp, all_gather, all_gather_into_tensor, all_gather_object, all_reduce,
@@ -23,4 +24,7 @@ __all__ = [
     "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group",
     "init_process_group", "irecv", "is_available", "is_initialized", "is_mpi_available", "isend", "new_group",
     "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    # not torch.distributed's: registers the process-group backend of every device offering "sdk.collectives"
+    # (init_process_group calls it; Note [Device collectives backend])
+    "register_device_backends",
 ]

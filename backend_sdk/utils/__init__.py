@@ -199,19 +199,56 @@ def write_device_module_stub(path: str, header: str = "") -> None:
     _Path(path).write_text(header + _stub_of(template))
 
 
+# What the stub says instead of the SDK's private names the template uses (a vendor's stub names only
+# the public API: tests/test_no_private_names.py).
+_STUB_PUBLIC_NAMES = {
+    "_C.device": "backend_sdk.device", "_C.dtype": "backend_sdk.dtype", "_C._runtime.Stream": "backend_sdk.Stream",
+    "_streams.Stream": "backend_sdk.Stream", "_streams.Event": "backend_sdk.Event",
+    "_graphs.Graph": "backend_sdk.accelerator.Graph",
+}
+_STUB_IMPORTS = "import backend_sdk\nimport backend_sdk.accelerator\nfrom backend_sdk import OutOfMemoryError\n"
+
+
 def _stub_of(source: str) -> str:
-    """The source with function bodies replaced by docstrings and ``...`` (a .pyi)."""
+    """The source with function bodies replaced by docstrings and ``...`` (a .pyi), its imports of the SDK's
+    private modules replaced by the public names (_STUB_PUBLIC_NAMES)."""
     import ast
 
     tree = ast.parse(source)
 
+    def dotted(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = dotted(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        return None
+
     class _Strip(ast.NodeTransformer):
         def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+            self.generic_visit(node)  # the annotations
             doc = ast.get_docstring(node)
             body: list[ast.stmt] = [ast.Expr(ast.Constant(doc))] if doc else []
             node.body = body + [ast.Expr(ast.Constant(...))]
             return node
 
+        def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+            public = _STUB_PUBLIC_NAMES.get(dotted(node) or "")
+            return ast.parse(public, mode="eval").body if public else self.generic_visit(node)
+
+        def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+            if isinstance(node.value, str) and node.value in _STUB_PUBLIC_NAMES:
+                return ast.Constant(_STUB_PUBLIC_NAMES[node.value])
+            return node
+
+    def private_import(stmt: ast.stmt) -> bool:
+        return isinstance(stmt, ast.ImportFrom) and (stmt.module or "").startswith("backend_sdk") and (
+            "._" in (stmt.module or "") or any(a.name.startswith("_") for a in stmt.names))
+
+    kept = [s for s in tree.body if not private_import(s)]
+    first_import = next(i for i, s in enumerate(kept) if isinstance(s, (ast.Import, ast.ImportFrom))
+                        and not (isinstance(s, ast.ImportFrom) and s.module == "__future__"))
+    tree.body = kept[:first_import] + ast.parse(_STUB_IMPORTS).body + kept[first_import:]
     return ast.unparse(_Strip().visit(tree)) + "\n"
 
 

@@ -65,23 +65,30 @@ class TorchDispatchMode:
 
 
 def _get_current_dispatch_mode() -> TorchDispatchMode | None:
-    """The innermost active TorchDispatchMode of this thread, or None."""
+    """This thread's innermost active user TorchDispatchMode, else its infra mode (an active FakeTensorMode),
+    else None (Note [Infra modes], backend_sdk/_python_dispatch_impl.py)."""
     stack = _impl._mode_stack()
-    return stack[-1] if stack else None
+    return stack[-1] if stack else _impl._infra_mode()
 
 
 def _get_current_dispatch_mode_stack() -> list[TorchDispatchMode]:
-    """This thread's active modes, outermost first (a copy)."""
-    return list(_impl._mode_stack())
+    """This thread's active modes in the order they run last to first: the infra mode (if any), then the
+    user modes outermost first (a copy)."""
+    infra = _impl._infra_mode()
+    return ([infra] if infra is not None else []) + list(_impl._mode_stack())
 
 
 def _push_mode(mode: TorchDispatchMode) -> None:
-    """Makes mode the innermost active mode (what ``__enter__`` does)."""
-    _impl._push_mode(mode)
+    """Makes mode the innermost active mode (what ``__enter__`` does); an infra mode (FakeTensorMode) goes into
+    the infra slot below the user modes instead (Note [Infra modes])."""
+    if mode.is_infra_mode():
+        _impl._set_infra_mode(mode)
+    else:
+        _impl._push_mode(mode)
 
 
 def _pop_mode() -> TorchDispatchMode:
-    """Removes and returns the innermost active mode."""
+    """Removes and returns the innermost active user mode, or the infra mode when no user mode is left."""
     return _impl._pop_mode()
 
 
@@ -89,8 +96,8 @@ _pop_mode_temporarily = _impl._pop_mode_temporarily
 
 
 def _len_torch_dispatch_stack() -> int:
-    """How many modes are active on this thread."""
-    return len(_impl._mode_stack())
+    """How many modes are active on this thread (the infra mode included)."""
+    return len(_impl._mode_stack()) + (_impl._infra_mode() is not None)
 
 
 def is_traceable_wrapper_subclass(t: object) -> bool:

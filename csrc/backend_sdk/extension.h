@@ -10,6 +10,7 @@
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/DeviceOps.h>
 #include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/ops/Operators.h>
 #include <backend_sdk/ops/LinearAlgebra.h>
 #include <backend_sdk/runtime/DeviceApi.h>
 #include <backend_sdk/runtime/DeviceGuard.h>

@@ -109,7 +109,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
   }
   for (size_t i = 0; i < nargs; ++i) {
     PyObject* obj = (gathered && i == nargs - 1) ? gathered.ptr() : args[i];
-    if (!to_ivalue(obj, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
+    if (!to_ivalue(obj, *params[i].type, &(*stack)[i], numbers_as_tensors)) {
       *error = arg_error(b, i, obj);
       return false;
     }
@@ -132,7 +132,7 @@ bool bind_arguments(const BoundSchema& b, PyObject* const* args, size_t nargs, P
       *error = b.schema.qualified_name() + "() got multiple values for argument '" + params[i].name + "'";
       return false;
     }
-    if (!to_ivalue(value, *params[i].type, &(*stack)[i], numbers_as_tensors && i > 0)) {
+    if (!to_ivalue(value, *params[i].type, &(*stack)[i], numbers_as_tensors)) {
       *error = arg_error(b, i, value);
       return false;
     }
@@ -439,6 +439,33 @@ PyGetSetDef g_packet_getset[] = {
     {"__doc__", packet_get_doc, nullptr, "The schemas of every overload.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// Note [Operator object identity]
+// A packet's overloads are the cached objects the fallbacks hand to Python (overload_object), so a
+// __torch_dispatch__ handler's `func is ops.aten.mm.default` holds as in PyTorch; overloads and
+// packets also compare and hash by qualified name, so `func in {aten.mm.default}` and
+// `func.overloadpacket == aten.mm` hold for objects made apart (a redefined custom operator's).
+py::object overload_object(const OperatorHandle& op);
+
+PyObject* name_richcompare(PyObject* a_name, PyObject* b_name, int cmp) {
+  if (a_name == nullptr || b_name == nullptr || (cmp != Py_EQ && cmp != Py_NE)) Py_RETURN_NOTIMPLEMENTED;
+  return PyObject_RichCompare(a_name, b_name, cmp);
+}
+PyObject* overload_richcompare(PyObject* a, PyObject* b, int cmp) {
+  if (!PyObject_TypeCheck(a, &g_overload_type) || !PyObject_TypeCheck(b, &g_overload_type)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  return name_richcompare(reinterpret_cast<PyOpOverload*>(a)->name, reinterpret_cast<PyOpOverload*>(b)->name, cmp);
+}
+Py_hash_t overload_hash(PyObject* self) {
+  PyObject* name = reinterpret_cast<PyOpOverload*>(self)->name;
+  return name ? PyObject_Hash(name) : _Py_HashPointer(self);
+}
+PyObject* packet_richcompare(PyObject* a, PyObject* b, int cmp) {
+  if (Py_TYPE(a) != &g_packet_type || Py_TYPE(b) != &g_packet_type) Py_RETURN_NOTIMPLEMENTED;
+  return name_richcompare(reinterpret_cast<PyOpPacket*>(a)->name, reinterpret_cast<PyOpPacket*>(b)->name, cmp);
+}
+Py_hash_t packet_hash(PyObject* self) { return PyObject_Hash(reinterpret_cast<PyOpPacket*>(self)->name); }
+
 // `ns::name` -> packet, or None if no overload has a schema.
 py::object make_packet(const std::string& ns_and_name) {
   auto names = Dispatcher::singleton().overload_names(ns_and_name);
@@ -447,7 +474,7 @@ py::object make_packet(const std::string& ns_and_name) {
   for (const auto& overload : names) {
     auto op = Dispatcher::singleton().find_schema(overload.empty() ? ns_and_name : ns_and_name + "." + overload);
     if (!op) continue;
-    overloads.push_back(py::reinterpret_steal<py::object>(make_overload(*op)));
+    overloads.push_back(overload_object(*op));  // Note [Operator object identity]
     kept.push_back(overload.empty() ? "default" : overload);
   }
   if (overloads.empty()) return py::none();
@@ -470,6 +497,8 @@ void init_op_types() {
   g_overload_type.tp_vectorcall_offset = offsetof(PyOpOverload, vectorcall);
   g_overload_type.tp_call = PyVectorcall_Call;
   g_overload_type.tp_repr = overload_repr;
+  g_overload_type.tp_richcompare = overload_richcompare;
+  g_overload_type.tp_hash = overload_hash;
   g_overload_type.tp_getset = g_overload_getset;
   g_overload_type.tp_methods = g_overload_methods;
   g_overload_type.tp_doc = "One overload of an operator (ns::name.overload), callable like a function.";
@@ -482,6 +511,8 @@ void init_op_types() {
   g_packet_type.tp_vectorcall_offset = offsetof(PyOpPacket, vectorcall);
   g_packet_type.tp_call = PyVectorcall_Call;
   g_packet_type.tp_repr = packet_repr;
+  g_packet_type.tp_richcompare = packet_richcompare;
+  g_packet_type.tp_hash = packet_hash;
   g_packet_type.tp_getattro = packet_getattro;
   g_packet_type.tp_descr_get = packet_descr_get;
   g_packet_type.tp_getset = g_packet_getset;
@@ -843,9 +874,68 @@ std::string caller_location() {
 
 }  // namespace
 
-// The Python dispatch key's fallback (PyPythonDispatch.cpp) boxes and unboxes as the Python fallbacks do.
-std::pair<py::list, py::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack) {
-  return pop_python_arguments(schema, stack);
+namespace {
+// Whether an argument's value is its schema default (PyTorch compares the IValues).
+bool is_default_value(const IValue& v, const std::optional<IValue>& d) {
+  if (!d || v.tag() != d->tag()) return false;
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Int:
+      return v.to_int() == d->to_int();
+    case IValue::Tag::Double:
+      return v.to_double() == d->to_double();
+    case IValue::Tag::Bool:
+      return v.to_bool() == d->to_bool();
+    case IValue::Tag::String:
+      return v.to_string() == d->to_string();
+    case IValue::Tag::Device:
+      return v.to_device() == d->to_device();
+    case IValue::Tag::IntList:
+      return v.to_int_list() == d->to_int_list();
+    case IValue::Tag::DoubleList:
+      return v.to_double_list() == d->to_double_list();
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+// Note [Handler arguments]
+// What a __torch_dispatch__ handler receives, as PyTorch's parseIValuesToPyArgsKwargs gives it:
+// keyword-only arguments that hold their default are left out of kwargs, and so are the trailing
+// positional ones (x.sum(0) reaches a handler as sum.dim_IntList(x, [0]), not (x, [0], False) and
+// {'dtype': None}); calling func(*args, **kwargs) fills them in again. Only handlers get this:
+// Python kernels keep every argument, since kernels written for this SDK may take them all.
+std::pair<py::list, py::dict> pop_arguments_for_python(const OperatorHandle& op, Stack* stack) {
+  py::object overload = overload_object(op);
+  const BoundSchema& bound = *reinterpret_cast<PyOpOverload*>(overload.ptr())->bound;
+  const FunctionSchema& schema = bound.schema;
+  const size_t n = schema.arguments.size();
+  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
+            " arguments but the stack holds ", stack->size(), " values");
+  const size_t base = stack->size() - n;
+  size_t positional_end = bound.num_positional;
+  while (positional_end > 0 && is_default_value((*stack)[base + positional_end - 1], bound.defaults[positional_end - 1])) {
+    --positional_end;
+  }
+  py::list args;
+  py::dict kwargs;
+  for (size_t i = 0; i < n; ++i) {
+    const IValue& value = (*stack)[base + i];
+    const bool kwarg_only = schema.arguments[i].kwarg_only;
+    if (kwarg_only ? is_default_value(value, bound.defaults[i]) : i >= positional_end) continue;
+    PyObject* raw = argument_to_python(value, *schema.arguments[i].type);
+    if (!raw) throw py::error_already_set();
+    py::object v = py::reinterpret_steal<py::object>(raw);
+    if (kwarg_only) {
+      kwargs[bound.names[i]] = v;
+    } else {
+      args.append(v);
+    }
+  }
+  stack->resize(base);
+  return {std::move(args), std::move(kwargs)};
 }
 void push_returns_from_python(const FunctionSchema& schema, py::handle result, Stack* stack) {
   push_python_returns(schema, result, stack);

@@ -160,6 +160,52 @@ void add_overloaded_value(std::vector<PyTypeObject*>& found, PyObject* v) {
   }
 }
 
+// Note [Wrapped numbers in handlers]
+// A Python number passed where the schema takes a Tensor (x + 1 -> add.Tensor) travels as a
+// wrapped-number tensor (wrapped_scalar_tensor, tensor/Tensor.cpp). PyTorch hands it to
+// __torch_dispatch__ handlers as the Python number again (aten.add.Tensor(x, 1)), so handlers
+// that test isinstance(arg, Tensor) or log the arguments see what the caller wrote; calling
+// func(...) with the number wraps it again.
+void unwrap_number(PyObject** slot) {
+  if (!is_tensor(*slot)) return;
+  const Tensor& t = unpack_tensor(*slot);
+  if (!t.impl()->is_wrapped_number() || t.device().type != DeviceType::CPU) return;
+  PyObject* number = nullptr;
+  switch (t.dtype()) {
+    case ScalarType::Int64:
+      number = PyLong_FromLongLong(*t.data_ptr<int64_t>());
+      break;
+    case ScalarType::Float64:
+      number = PyFloat_FromDouble(*t.data_ptr<double>());
+      break;
+    case ScalarType::Bool:
+      number = PyBool_FromLong(*t.data_ptr<bool>());
+      break;
+    default:
+      return;
+  }
+  if (number == nullptr) throw py::error_already_set();
+  Py_SETREF(*slot, number);
+}
+
+void unwrap_numbers(py::list& args, py::dict& kwargs) {
+  PyObject** items = PySequence_Fast_ITEMS(args.ptr());
+  for (Py_ssize_t i = 0, n = PyList_GET_SIZE(args.ptr()); i < n; ++i) unwrap_number(&items[i]);
+  if (kwargs.empty()) return;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(kwargs.ptr(), &pos, &key, &value)) {
+    PyObject* v = value;
+    Py_INCREF(v);
+    unwrap_number(&v);
+    if (v != value && PyDict_SetItem(kwargs.ptr(), key, v) != 0) {  // replacing a value keeps the dict's size
+      Py_DECREF(v);
+      throw py::error_already_set();
+    }
+    Py_DECREF(v);
+  }
+}
+
 void python_key_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet, Stack* stack) {
   auto* k = static_cast<PythonKeyFallback*>(functor);
   if (profiler::record_function_active()) {  // Note [Record function]: which fallback ran
@@ -167,7 +213,8 @@ void python_key_fallback_boxed(OperatorKernel* functor, const OperatorHandle& op
   }
   py::gil_scoped_acquire gil;
   const FunctionSchema& schema = op.schema();
-  auto [args, kwargs] = pop_arguments_for_python(schema, stack);
+  auto [args, kwargs] = pop_arguments_for_python(op, stack);  // Note [Handler arguments]
+  unwrap_numbers(args, kwargs);
   std::vector<PyTypeObject*> found;
   for (py::handle a : args) add_overloaded_value(found, a.ptr());
   if (!kwargs.empty()) {

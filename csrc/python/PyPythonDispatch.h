@@ -48,8 +48,9 @@ bool has_python_key(const Tensor& t);
 PyTypeObject* take_parked_python_class(const Tensor& t);
 
 // Boxing for Python fallbacks, defined in PyOps.cpp (GIL held): the operator's arguments popped as
-// (args, kwargs), a Python result pushed as the schema's returns, and the OpOverload object of `op`.
-std::pair<pybind11::list, pybind11::dict> pop_arguments_for_python(const FunctionSchema& schema, Stack* stack);
+// (args, kwargs) as handlers get them (Note [Handler arguments]), a Python result pushed as the
+// schema's returns, and the OpOverload object of `op`.
+std::pair<pybind11::list, pybind11::dict> pop_arguments_for_python(const OperatorHandle& op, Stack* stack);
 void push_returns_from_python(const FunctionSchema& schema, pybind11::handle result, Stack* stack);
 pybind11::object op_overload_object(const OperatorHandle& op);
 

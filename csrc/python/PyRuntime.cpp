@@ -82,10 +82,6 @@ void host_addressable_local_copy(const Tensor& dst, const Tensor& src) {
   ops::copy_(host_alias(dst), host_alias(src));
 }
 
-Tensor host_addressable_copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
-  return ops::device::copy_(self, src, non_blocking, &host_addressable_local_copy);
-}
-
 // Registrations made from Python for a backend's lifetime (the process): never
 // closed, like a vendor library's static registrations.
 std::vector<std::unique_ptr<Library>>& python_registered_libraries() {
@@ -127,11 +123,7 @@ void init_runtime(py::module_& parent) {
         DeviceType t = parse_backend(backend);
         auto lib = std::make_unique<Library>(Library::IMPL, "aten", dense_key_for(t),
                                              "backend_sdk.utils.python_device.register_contract_kernels", 0);
-        lib->impl("empty.memory_format", &ops::device::empty);
-        lib->impl("empty_strided", &ops::device::empty_strided);
-        lib->impl("resize_", &ops::device::resize_);
-        lib->impl("_local_scalar_dense", &ops::device::local_scalar_dense);
-        lib->impl("copy_", &host_addressable_copy_);
+        ops::device::register_contract_kernels(*lib, &host_addressable_local_copy);
         python_registered_libraries().push_back(std::move(lib));
       },
       py::arg("backend"),

@@ -137,43 +137,99 @@ using BinarySig = Tensor(const Tensor&, const Tensor&, const Scalar&);
 
 using BinaryNoAlphaSig = Tensor(const Tensor&, const Tensor&);
 
+// Note [Reflected operators]
+// A reflected form (2 * x, 1 - x) arrives with the Python number as `a`. Each slot then calls what
+// PyTorch's reflected method calls, so autograd nodes and __torch_dispatch__ handlers see PyTorch's
+// operators: 1 + x -> add.Tensor(x, 1), 2 * x -> mul.Tensor(x, 2), 1 - x -> rsub.Scalar(x, 1),
+// 2 / x -> mul.Tensor(reciprocal(x), 2), 2 % x -> remainder.Scalar_Tensor(2, x),
+// 3 & x -> bitwise_and.Scalar(x, 3), 2 ** x -> pow.Scalar(2, x), 2 // x -> floor_divide(2, x).
+using ReflectedFn = Tensor (*)(const Tensor& number, const Tensor& self);
+
+template <const char* Name, typename Sig>
+const OperatorHandle::Typed<Sig>& typed_op() {
+  static const auto op = Dispatcher::singleton().find_schema_or_throw(Name).template typed<Sig>();
+  return op;
+}
+constexpr char kAddTensor[] = "aten::add.Tensor";
+constexpr char kMulTensor[] = "aten::mul.Tensor";
+constexpr char kRsubScalar[] = "aten::rsub.Scalar";
+constexpr char kReciprocal[] = "aten::reciprocal";
+constexpr char kFloorDivide[] = "aten::floor_divide";
+constexpr char kRemainderScalarTensor[] = "aten::remainder.Scalar_Tensor";
+constexpr char kPowScalar[] = "aten::pow.Scalar";
+constexpr char kAndScalar[] = "aten::bitwise_and.Scalar";
+constexpr char kOrScalar[] = "aten::bitwise_or.Scalar";
+constexpr char kXorScalar[] = "aten::bitwise_xor.Scalar";
+
+using TensorScalarSig = Tensor(const Tensor&, const Scalar&);
+using ScalarTensorSig = Tensor(const Scalar&, const Tensor&);
+// The number to_operand wrapped (a 0-dim CPU tensor of int64, float64 or bool).
+Scalar number_of(const Tensor& wrapped) {
+  switch (wrapped.dtype()) {
+    case ScalarType::Int64:
+      return Scalar(*wrapped.data_ptr<int64_t>());
+    case ScalarType::Float64:
+      return Scalar(*wrapped.data_ptr<double>());
+    default:
+      return Scalar(*wrapped.data_ptr<bool>());
+  }
+}
+
+Tensor reflected_add(const Tensor& n, const Tensor& t) { return typed_op<kAddTensor, BinarySig>().call(t, n, Scalar(int64_t{1})); }
+Tensor reflected_mul(const Tensor& n, const Tensor& t) { return typed_op<kMulTensor, BinaryNoAlphaSig>().call(t, n); }
+Tensor reflected_sub(const Tensor& n, const Tensor& t) {
+  return typed_op<kRsubScalar, Tensor(const Tensor&, const Scalar&, const Scalar&)>().call(t, number_of(n), Scalar(int64_t{1}));
+}
+Tensor reflected_div(const Tensor& n, const Tensor& t) {
+  return typed_op<kMulTensor, BinaryNoAlphaSig>().call(typed_op<kReciprocal, Tensor(const Tensor&)>().call(t), n);
+}
+Tensor reflected_floordiv(const Tensor& n, const Tensor& t) { return typed_op<kFloorDivide, BinaryNoAlphaSig>().call(n, t); }
+Tensor reflected_mod(const Tensor& n, const Tensor& t) { return typed_op<kRemainderScalarTensor, ScalarTensorSig>().call(number_of(n), t); }
+Tensor reflected_and(const Tensor& n, const Tensor& t) { return typed_op<kAndScalar, TensorScalarSig>().call(t, number_of(n)); }
+Tensor reflected_or(const Tensor& n, const Tensor& t) { return typed_op<kOrScalar, TensorScalarSig>().call(t, number_of(n)); }
+Tensor reflected_xor(const Tensor& n, const Tensor& t) { return typed_op<kXorScalar, TensorScalarSig>().call(t, number_of(n)); }
+Tensor reflected_pow(const Tensor& n, const Tensor& t) { return typed_op<kPowScalar, ScalarTensorSig>().call(number_of(n), t); }
+
 // The arithmetic slots call the operator's typed handle directly: one key
 // computation and one table lookup, no argument parsing. `in_place` slots
-// (a += b) require a tensor on the left.
-#define SDK_BINARY_SLOT(fn_name, op_name, in_place, Sig, ...)                                      \
+// (a += b) require a tensor on the left; the others take a number on the left
+// through `reflected` (Note [Reflected operators]).
+#define SDK_BINARY_SLOT(fn_name, op_name, in_place, reflected, Sig, ...)                           \
   PyObject* fn_name(PyObject* a, PyObject* b) {                                                    \
     SDK_HANDLE_ERRORS_BEGIN                                                                        \
     Tensor ta, tb;                                                                                  \
     if ((in_place && !is_tensor(a)) || !to_operand(a, &ta) || !to_operand(b, &tb)) {              \
       Py_RETURN_NOTIMPLEMENTED;                                                                     \
     }                                                                                               \
+    constexpr ReflectedFn reflect = reflected;                                                      \
+    if constexpr (reflect != nullptr) {                                                             \
+      if (!is_tensor(a)) return wrap_tensor(reflect(ta, tb));                                       \
+    }                                                                                               \
     static const auto op = Dispatcher::singleton().find_schema_or_throw(op_name).typed<Sig>();     \
     return wrap_tensor(op.call(ta, tb __VA_OPT__(, ) __VA_ARGS__));                                \
     SDK_HANDLE_ERRORS_END(nullptr)                                                                 \
   }
 
-// Reflected forms (2 - x) arrive with the number as `a`: the operands are
-// passed in slot order, so the result is always a <op> b.
-SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor", false, BinarySig, Scalar(int64_t{1}))
-SDK_BINARY_SLOT(tensor_iadd, "aten::add_.Tensor", true, BinarySig, Scalar(int64_t{1}))
-SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_imul, "aten::mul_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_sub, "aten::sub.Tensor", false, BinarySig, Scalar(int64_t{1}))
-SDK_BINARY_SLOT(tensor_isub, "aten::sub_.Tensor", true, BinarySig, Scalar(int64_t{1}))
-SDK_BINARY_SLOT(tensor_truediv, "aten::div.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_itruediv, "aten::div_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_floordiv, "aten::floor_divide", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_ifloordiv, "aten::floor_divide_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_mod, "aten::remainder.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_imod, "aten::remainder_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_and, "aten::bitwise_and.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_iand, "aten::bitwise_and_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_or, "aten::bitwise_or.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_ior, "aten::bitwise_or_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_xor, "aten::bitwise_xor.Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_ixor, "aten::bitwise_xor_.Tensor", true, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_pow_tensor, "aten::pow.Tensor_Tensor", false, BinaryNoAlphaSig)
-SDK_BINARY_SLOT(tensor_ipow_tensor, "aten::pow_.Tensor", true, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_add, "aten::add.Tensor", false, &reflected_add, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_iadd, "aten::add_.Tensor", true, nullptr, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_mul, "aten::mul.Tensor", false, &reflected_mul, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_imul, "aten::mul_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_sub, "aten::sub.Tensor", false, &reflected_sub, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_isub, "aten::sub_.Tensor", true, nullptr, BinarySig, Scalar(int64_t{1}))
+SDK_BINARY_SLOT(tensor_truediv, "aten::div.Tensor", false, &reflected_div, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_itruediv, "aten::div_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_floordiv, "aten::floor_divide", false, &reflected_floordiv, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ifloordiv, "aten::floor_divide_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_mod, "aten::remainder.Tensor", false, &reflected_mod, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_imod, "aten::remainder_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_and, "aten::bitwise_and.Tensor", false, &reflected_and, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_iand, "aten::bitwise_and_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_or, "aten::bitwise_or.Tensor", false, &reflected_or, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ior, "aten::bitwise_or_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_xor, "aten::bitwise_xor.Tensor", false, &reflected_xor, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ixor, "aten::bitwise_xor_.Tensor", true, nullptr, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_pow_tensor, "aten::pow.Tensor_Tensor", false, &reflected_pow, BinaryNoAlphaSig)
+SDK_BINARY_SLOT(tensor_ipow_tensor, "aten::pow_.Tensor", true, nullptr, BinaryNoAlphaSig)
 
 // x ** n with a Python number n goes through pow.Tensor_Scalar, as in
 // PyTorch, so that an integral tensor to a negative int power is refused.

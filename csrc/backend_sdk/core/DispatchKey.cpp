@@ -8,7 +8,7 @@ namespace sdk {
 namespace {
 
 const char* const kFunctionalityNames[kNumFunctionalityKeys] = {
-    "Undefined",     "Dense",           "BackendSelect",         "Python",           "Fake",
+    "Undefined",     "Dense",           "BackendSelect",         "Fake",             "Python",
     "ADInplaceOrView", "AutogradFunctionality", "Tracer", "AutocastFunctionality",
     "FuncTorchBatched", "FuncTorchVmapMode", "PythonTLSSnapshot"};
 

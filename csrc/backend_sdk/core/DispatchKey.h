@@ -42,8 +42,11 @@ enum class DispatchKey : uint16_t {
   // ---- functionality keys, lowest priority first ----
   Dense,  // per-backend
   BackendSelect,
-  Python,
+  // Fake tensors (ours; c10 has no such key): below Python, so the modes and subclasses above see a
+  // call on fake tensors first and FakeTensorMode is a mode (Note [Infra modes],
+  // backend_sdk/_python_dispatch_impl.py).
   Fake,
+  Python,
   ADInplaceOrView,
   AutogradFunctionality,  // per-backend
   Tracer,

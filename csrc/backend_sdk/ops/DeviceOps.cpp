@@ -1,5 +1,6 @@
 #include <backend_sdk/ops/DeviceOps.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <string>
@@ -188,6 +189,38 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking, LocalCopy
     return self;
   }
   return copy_between_devices(self, src, local_copy);
+}
+
+// Note [Contract kernel registration]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// register_contract_kernels registers one copy_ kernel for every backend; it finds the backend's
+// LocalCopy from the call's key set (the highest backend bit: the device side of any copy, CPU being
+// the lowest). The table is written once per backend, when its library loads (the dispatcher's
+// registration lock orders that write before any call that reaches the kernel) and read with
+// acquire loads, so calls on other threads see it.
+namespace {
+std::atomic<LocalCopy> g_local_copies[kNumBackends + 1];
+
+Tensor contract_copy_(DispatchKeySet keys, const Tensor& self, const Tensor& src, bool non_blocking) {
+  const BackendComponent b = keys.highest_backend();
+  const LocalCopy local_copy = g_local_copies[static_cast<int>(b)].load(std::memory_order_acquire);
+  SDK_CHECK(local_copy != nullptr, "copy_: no copy within the device registered for backend ", to_string(b));
+  return copy_(self, src, non_blocking, local_copy);
+}
+}  // namespace
+
+void register_contract_kernels(Library& m, LocalCopy local_copy) {
+  const BackendComponent b = m.key() ? to_backend_component(*m.key()) : BackendComponent::InvalidBit;
+  SDK_CHECK_VALUE(b != BackendComponent::InvalidBit && b != BackendComponent::CPUBit && b != BackendComponent::MetaBit,
+                  "register_contract_kernels: expected the library of a device backend (SDK_LIBRARY_IMPL(aten, "
+                  "PrivateUse1, m)), got one for ", m.key() ? to_string(*m.key()) : std::string("no key"));
+  SDK_CHECK_VALUE(local_copy != nullptr, "register_contract_kernels: local_copy must not be null");
+  g_local_copies[static_cast<int>(b)].store(local_copy, std::memory_order_release);
+  m.impl("empty.memory_format", &empty);
+  m.impl("empty_strided", &empty_strided);
+  m.impl("resize_", &resize_);
+  m.impl("_local_scalar_dense", &local_scalar_dense);
+  m.impl("copy_", &contract_copy_);
 }
 
 }  // namespace device

@@ -1,14 +1,13 @@
 // Kernels every device backend gets from the device runtime contract, and the
-// CPU fallback. A vendor registers them under its key in a few lines:
+// CPU fallback. A vendor registers them under its key in two lines:
 //
 //   SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-//     m.impl("empty.memory_format", &sdk::ops::device::empty);
-//     m.impl("empty_strided", &sdk::ops::device::empty_strided);
-//     m.impl("resize_", &sdk::ops::device::resize_);
-//     m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
-//     m.impl("copy_", &my_copy_);  // calls sdk::ops::device::copy_(self, src, non_blocking, &my_local_copy)
+//     sdk::ops::device::register_contract_kernels(m, &my_local_copy);  // empty, copy_, resize_, item
 //   }
 //   SDK_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(sdk::ops::cpu_fallback_function()); }
+//
+// (or one by one: m.impl("empty.memory_format", &sdk::ops::device::empty), ..., and a copy_ kernel
+// calling sdk::ops::device::copy_(self, src, non_blocking, &my_local_copy)).
 //
 // view and as_strided need nothing: they are CompositeExplicitAutograd.
 #pragma once
@@ -63,6 +62,13 @@ SDK_API Scalar local_scalar_dense(const Tensor& self);
 // aten::copy_ between this backend and the CPU or between two of its devices,
 // with broadcasting and dtype conversion (Note [Contract-backed kernels]).
 SDK_API Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking, LocalCopy local_copy);
+
+// Registers the kernels above on `m`, the SDK_LIBRARY_IMPL(aten, <backend>, m) block of a device
+// backend: empty.memory_format, empty_strided, resize_, _local_scalar_dense, and copy_ with
+// `local_copy` for copies within one device (Note [Contract kernel registration], DeviceOps.cpp).
+// The C++ form of backend_sdk.utils.python_device.register_contract_kernels. ValueError for a
+// library of no device backend (CPU, Meta, an alias key) or a null local_copy.
+SDK_API void register_contract_kernels(Library& m, LocalCopy local_copy);
 
 }  // namespace device
 

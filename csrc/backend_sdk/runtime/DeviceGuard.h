@@ -16,6 +16,8 @@
 
 namespace sdk::runtime {
 
+// The current device of `type` on this thread (Device(type, -1) for CPU and Meta, which have none).
+inline Device current_device(DeviceType type) { return Device(type, current_device_index(type)); }
 // Sets the current device of d.type (d.index must be set and valid).
 SDK_API void set_current_device(Device d);
 // Resolves index -1 to the current device; checks the index otherwise.

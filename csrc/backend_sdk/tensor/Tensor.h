@@ -1,6 +1,7 @@
 // Tensor: a cheap reference-counted handle to a TensorImpl.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <backend_sdk/core/Scalar.h>
@@ -44,6 +45,55 @@ class SDK_API Tensor {
 
   // "Tensor(sizes=[2, 3], dtype=float32, device=cpu)": for error messages.
   std::string str() const;
+
+  // Note [C++ Tensor methods]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~
+  // The common operators as methods, as at::Tensor has them: each is a thin call
+  // into the generated operator API (ops/Operators.h), so it goes through the
+  // dispatcher and reaches the kernel of the tensor's backend. They are defined
+  // in ops/TensorMethods.cpp (the tensor layer only declares them), so this
+  // header stays light. contiguous() and reshape() are PyTorch's composites:
+  // self when no copy is needed, a view when the strides allow one.
+  Tensor contiguous() const;
+  Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;      // to.dtype
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;         // to.dtype_layout
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false, bool copy = false) const;  // to.device
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef size) const;
+  Tensor expand(IntArrayRef size, bool implicit = false) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor t() const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = {}, std::optional<int64_t> end = {},
+               int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor clone() const;
+  Tensor sum(std::optional<ScalarType> dtype = {}) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = {}) const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor neg() const;
+  // In place: return self.
+  Tensor add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul_(const Tensor& other) const;
+  Tensor div_(const Tensor& other) const;
+  Tensor copy_(const Tensor& src, bool non_blocking = false) const;
+  Tensor fill_(const Scalar& value) const;
+  Tensor zero_() const;
+  // The single element as a bool, int64 or double Scalar (aten::_local_scalar_dense).
+  Scalar item() const;
 
  private:
   intrusive_ptr<TensorImpl> impl_;

@@ -13,15 +13,14 @@ The stub (``.pyi``) a vendor package ships for IDEs is written from this file
 by ``backend_sdk.utils.write_device_module_stub``.
 """
 from __future__ import annotations
+import backend_sdk
+import backend_sdk.accelerator
+from backend_sdk import OutOfMemoryError
 import contextlib
 import sys
 from typing import Any, Iterator, Optional, Union
-from backend_sdk import _C, _runtime, _streams
-from backend_sdk.accelerator import _graphs
-from backend_sdk.accelerator._utils import _enter_stream, _exit_stream, _set_stream
-from backend_sdk._C import OutOfMemoryError
 _BACKEND: str = 'privateuseone'
-_DeviceArg = Union[int, str, '_C.device', None]
+_DeviceArg = Union[int, str, 'backend_sdk.device', None]
 __all__ = ['is_available', 'device_count', 'current_device', 'set_device', 'device', 'get_device_name', 'get_device_properties', 'get_device_capability', 'synchronize', 'init', 'is_initialized', 'Stream', 'Event', 'current_stream', 'default_stream', 'set_stream', 'stream', 'StreamContext', 'device_of', 'memory_allocated', 'max_memory_allocated', 'memory_reserved', 'max_memory_reserved', 'memory_stats', 'memory_summary', 'memory_snapshot', 'reset_peak_memory_stats', 'reset_accumulated_memory_stats', 'empty_cache', 'mem_get_info', 'set_per_process_memory_fraction', 'OutOfMemoryError', 'reset_max_memory_allocated', 'reset_max_memory_cached', 'memory_cached', 'max_memory_cached', 'get_allocator_backend', 'caching_allocator_alloc', 'caching_allocator_delete', 'is_bf16_supported', 'set_sync_debug_mode', 'get_sync_debug_mode', 'memory', 'Graph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'utilization', 'memory_usage', 'ExternalStream', 'manual_seed', 'manual_seed_all', 'seed', 'seed_all', 'initial_seed', 'get_rng_state', 'set_rng_state', 'get_rng_state_all', 'set_rng_state_all', 'get_amp_supported_dtype', 'amp']
 _initialized = False
 
@@ -94,7 +93,7 @@ def is_initialized() -> bool:
     """True once init() ran or a device was used through this module."""
     ...
 
-class Stream(_streams.Stream):
+class Stream(backend_sdk.Stream):
     """An in-order queue of device work: ``Stream(device=None, priority=0)`` (a ``backend_sdk.Stream``).
 
     Lower priority numbers run first. Streams come from per-device pools.
@@ -111,7 +110,7 @@ class ExternalStream(Stream):
     def __init__(self, stream_ptr: int, device: _DeviceArg=None, **kwargs: Any) -> None:
         ...
 
-class Event(_streams.Event):
+class Event(backend_sdk.Event):
     """A marker in a stream: ``Event(enable_timing=False, blocking=False, interprocess=False, *, device=None)``
     (a ``backend_sdk.Event`` of this backend); record, wait, query, synchronize, elapsed_time (ms)."""
 
@@ -129,7 +128,7 @@ def default_stream(device: _DeviceArg=None) -> Stream:
 def _check_stream(stream: Any, what: str) -> None:
     ...
 
-def set_stream(stream: Optional[_C._runtime.Stream]) -> None:
+def set_stream(stream: Optional[backend_sdk.Stream]) -> None:
     """Makes ``stream`` current on its device and its device current (for this thread); None does nothing."""
     ...
 
@@ -137,16 +136,16 @@ class StreamContext:
     """Makes a stream (and its device) current inside the block and restores both on exit, even on error;
     ``StreamContext(None)`` does nothing (``torch.cuda.StreamContext``)."""
 
-    def __init__(self, stream: Optional[_C._runtime.Stream]) -> None:
+    def __init__(self, stream: Optional[backend_sdk.Stream]) -> None:
         ...
 
-    def __enter__(self) -> Optional[_C._runtime.Stream]:
+    def __enter__(self) -> Optional[backend_sdk.Stream]:
         ...
 
     def __exit__(self, *exc: Any) -> None:
         ...
 
-def stream(stream: Optional[_C._runtime.Stream]) -> StreamContext:
+def stream(stream: Optional[backend_sdk.Stream]) -> StreamContext:
     """``with stream(s):`` makes ``s`` (and its device) current inside the block (a :class:`StreamContext`)."""
     ...
 
@@ -226,7 +225,7 @@ def get_allocator_backend() -> str:
     ...
 _raw_allocations: dict[int, Any] = {}
 
-def caching_allocator_alloc(size: int, device: _DeviceArg=None, stream: Optional[_C._runtime.Stream]=None) -> int:
+def caching_allocator_alloc(size: int, device: _DeviceArg=None, stream: Optional[backend_sdk.Stream]=None) -> int:
     """Allocates ``size`` bytes from the caching allocator on ``device`` for use on ``stream`` (the current
 stream if None) and returns the address; free it with :func:`caching_allocator_delete`."""
     ...
@@ -273,7 +272,7 @@ def _dump_snapshot(filename: str='dump_snapshot.pickle') -> None:
     """Writes :func:`_snapshot` to ``filename`` as a pickle (what PyTorch's memory visualiser reads)."""
     ...
 
-class Graph(_graphs.Graph):
+class Graph(backend_sdk.accelerator.Graph):
     """A captured sequence of this backend's device work (``torch.cuda.CUDAGraph``; a
     ``backend_sdk.accelerator.Graph``)."""
 
@@ -291,7 +290,7 @@ class graph:
     stream on exit, also on an error (which drops the partial capture)."""
     default_capture_stream: Optional['Stream'] = None
 
-    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]]=None, stream: Optional[_C._runtime.Stream]=None, capture_error_mode: str='global') -> None:
+    def __init__(self, cuda_graph: Graph, pool: Optional[tuple[int, int]]=None, stream: Optional[backend_sdk.Stream]=None, capture_error_mode: str='global') -> None:
         ...
 
     def __enter__(self) -> None:
@@ -356,7 +355,7 @@ def set_rng_state_all(new_states: list[Any]) -> None:
     """Restores the states returned by get_rng_state_all."""
     ...
 
-def get_amp_supported_dtype() -> list[_C.dtype]:
+def get_amp_supported_dtype() -> list[backend_sdk.dtype]:
     """The dtypes autocast may use on this backend."""
     ...
 

@@ -13,10 +13,6 @@
 
 namespace {
 
-sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool non_blocking) {
-  return sdk::ops::device::copy_(self, src, non_blocking, &accel::local_copy);
-}
-
 // Random fills: the Philox counters are reserved from accel's generator at
 // launch, in program order, and the device computes the numbers the CPU
 // computes for the same seed (Note [Philox random numbers], core/Philox.h).
@@ -92,11 +88,7 @@ constexpr const char* kDeviceOperators[] = {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", &sdk::ops::device::empty);
-  m.impl("empty_strided", &sdk::ops::device::empty_strided);
-  m.impl("resize_", &sdk::ops::device::resize_);
-  m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
-  m.impl("copy_", &copy_);
+  sdk::ops::device::register_contract_kernels(m, &accel::local_copy);  // empty, copy_, resize_, item
   m.impl("uniform_", &uniform_);
   m.impl("normal_", &normal_);
   m.impl("bernoulli_.float", &bernoulli_);

@@ -12,7 +12,6 @@
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/Functions.h>
 #include <backend_sdk/ops/DeviceOps.h>
-#include <backend_sdk/runtime/CurrentDevice.h>
 #include <backend_sdk/runtime/DeviceGuard.h>
 #include <backend_sdk/runtime/DeviceRegistry.h>
 #include <backend_sdk/runtime/Stream.h>
@@ -510,7 +509,7 @@ void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::
   IValue* args = stack->data() + base;
   const Device device = call_device(op, args, n);
   std::optional<sdk::runtime::DeviceGuard> guard;  // most launches are on the current device already
-  if (sdk::runtime::current_device_index(device.type) != device.index) guard.emplace(device);
+  if (sdk::runtime::current_device(device.type) != device) guard.emplace(device);
 
   // 1. The results' geometry: from the cache or a meta run (Note [Launch geometry cache]).
   GeometryCache& cache = geometry_cache();

@@ -34,8 +34,7 @@ from backend_sdk.utils import python_device as _pd
 
 BACKEND_NAME = "pyaccel"
 
-if _sdk._C._get_privateuse_backend_name(2) != BACKEND_NAME:
-    _utils.rename_privateuse2_backend(BACKEND_NAME)
+_utils.rename_privateuse2_backend(BACKEND_NAME)  # a no-op when already renamed to it
 
 
 class PyAccelDevice(_pd.PythonDevice):
@@ -62,13 +61,15 @@ def _random(overload: Any) -> Callable[..., Any]:
     accordingly. Philox numbers depend only on (seed, offset, element index), so pyaccel gives the CPU's
     numbers for the same seed."""
     def kernel(self: Any, *args: Any, generator: Any = None, **kwargs: Any) -> Any:
-        device_generator = generator if generator is not None else _sdk._C._default_generator(self.device)
-        host_generator = _sdk.Generator("cpu")
-        host_generator.set_state(device_generator.get_state())
+        host_generator = _sdk.Generator("cpu")  # the device's default generator: the device module's rng state
+        host_generator.set_state(generator.get_state() if generator is not None else _module.get_rng_state(self.device))
         values = _sdk.empty(tuple(self.shape), dtype=self.dtype)
         args = tuple(a.cpu() if isinstance(a, _sdk.Tensor) else a for a in args)
         overload(values, *args, generator=host_generator, **kwargs)
-        device_generator.set_state(host_generator.get_state())
+        if generator is not None:
+            generator.set_state(host_generator.get_state())
+        else:
+            _module.set_rng_state(host_generator.get_state(), self.device)
         return self.copy_(values)
     return kernel
 

@@ -187,7 +187,7 @@ sdk_device_api make_api() {
 
 }  // namespace
 
-// What backend_sdk._runtime.attach_device_library looks up in this library (Note [Device context]).
+// What backend_sdk.utils.register_backend(..., device=LIBRARY_PATH) looks up in this library (Note [Device context]).
 extern "C" __attribute__((visibility("default"))) sdk_status sdk_device_entry(sdk_device_instance* instance) {
   static const sdk_device_api api = make_api();
   if (instance == nullptr) return SDK_ERROR_INVALID_VALUE;

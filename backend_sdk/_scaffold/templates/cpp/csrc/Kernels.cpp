@@ -7,7 +7,10 @@
 //   float32 tensors of one shape); every other case, and every other operator, goes to the SDK's
 //   CPU fallback (copies to the host, the CPU kernel, copies back; it warns once per operator and
 //   reason: "__NAME__'s kernel for aten::add.Tensor declined this call (dtype int64); running on the CPU").
-//   Add an operator by writing a typed kernel like these and one m.impl line.
+//   Add an operator by writing a typed kernel like these and one m.impl line: for an elementwise
+//   one, its arithmetic in unary_f32/binary_f32 (README.md, "Add a kernel"). Kernels may call any
+//   aten operator through the generated C++ API (sdk::ops::..., <backend_sdk/ops/Operators.h>)
+//   and the Tensor methods (x.contiguous(), x.to(dtype), x.view(...), ...).
 // Kernels are launched on the current stream and return at once, like CUDA kernels; until the
 // hardware exists they run on the simulator, which runs them on its worker threads and reaches
 // device memory through device_sim_translate. "REAL DRIVER CALL GOES HERE" marks what to replace.
@@ -66,10 +69,6 @@ void local_copy(const Tensor& dst, const Tensor& src) {
   launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
 }
 
-Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
-  return sdk::ops::device::copy_(self, src, non_blocking, &local_copy);
-}
-
 // Hands the call to the CPU fallback unless the device computes it natively (Note [Declining kernels] in
 // the SDK's dispatch/Decline.h): nothing has been written yet, the fallback gets the same arguments.
 void require_native(const Tensor& t, const Tensor& like) {
@@ -78,40 +77,41 @@ void require_native(const Tensor& t, const Tensor& like) {
   SDK_DECLINE_IF(t.device() != like.device() || !t.sizes().equals(like.sizes()), "broadcast or mixed devices");
 }
 
-// Typed kernels: the schema's arguments as C++ parameters (Note [Kernel argument types]).
-Tensor add_or_mul(bool is_add, const Tensor& a, const Tensor& b, float alpha) {
+// Elementwise float32 kernels on the device, out[i] = fn(x[i]) or fn(x[i], y[i]): the glue every such
+// kernel shares (checks, allocation, launch on the current stream), so a kernel is its arithmetic.
+template <typename Fn>
+Tensor unary_f32(const Tensor& self, const char* name, Fn fn) {
+  require_native(self, self);
+  Tensor out = sdk::ops::empty(self.sizes(), self.dtype(), self.device());
+  if (const int64_t n = self.numel()) {
+    float *x = device_floats(self), *z = device_floats(out);
+    launch(self.device(), name, [=] { for (int64_t i = 0; i < n; ++i) z[i] = fn(x[i]); });
+  }
+  return out;
+}
+template <typename Fn>
+Tensor binary_f32(const Tensor& a, const Tensor& b, const char* name, Fn fn) {
   require_native(a, a);
   require_native(b, a);
   Tensor out = sdk::ops::empty(a.sizes(), a.dtype(), a.device());
-  if (const int64_t numel = a.numel()) {
+  if (const int64_t n = a.numel()) {
     float *x = device_floats(a), *y = device_floats(b), *z = device_floats(out);
-    launch(a.device(), is_add ? "add_f32" : "mul_f32", [=] {
-      for (int64_t i = 0; i < numel; ++i) z[i] = is_add ? x[i] + alpha * y[i] : x[i] * y[i];
-    });
+    launch(a.device(), name, [=] { for (int64_t i = 0; i < n; ++i) z[i] = fn(x[i], y[i]); });
   }
   return out;
 }
 
+// Typed kernels: the schema's arguments as C++ parameters (Note [Kernel argument types]).
 // add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 Tensor add(const Tensor& self, const Tensor& other, const sdk::Scalar& alpha) {
-  return add_or_mul(true, self, other, alpha.to<float>());
+  return binary_f32(self, other, "add_f32", [al = alpha.to<float>()](float x, float y) { return x + al * y; });
 }
-
 // mul.Tensor(Tensor self, Tensor other) -> Tensor
-Tensor mul(const Tensor& self, const Tensor& other) { return add_or_mul(false, self, other, 1.0f); }
-
-// relu(Tensor self) -> Tensor
-Tensor relu(const Tensor& self) {
-  require_native(self, self);
-  Tensor out = sdk::ops::empty(self.sizes(), self.dtype(), self.device());
-  if (const int64_t numel = self.numel()) {
-    float *x = device_floats(self), *z = device_floats(out);
-    launch(self.device(), "relu_f32", [=] {
-      for (int64_t i = 0; i < numel; ++i) z[i] = x[i] > 0 ? x[i] : 0.0f;
-    });
-  }
-  return out;
+Tensor mul(const Tensor& self, const Tensor& other) {
+  return binary_f32(self, other, "mul_f32", [](float x, float y) { return x * y; });
 }
+// relu(Tensor self) -> Tensor
+Tensor relu(const Tensor& self) { return unary_f32(self, "relu_f32", [](float x) { return x > 0 ? x : 0.0f; }); }
 
 // sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 Tensor sum(const Tensor& self, std::optional<sdk::ScalarType> dtype) {
@@ -131,11 +131,7 @@ Tensor sum(const Tensor& self, std::optional<sdk::ScalarType> dtype) {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", &sdk::ops::device::empty);
-  m.impl("empty_strided", &sdk::ops::device::empty_strided);
-  m.impl("resize_", &sdk::ops::device::resize_);
-  m.impl("_local_scalar_dense", &sdk::ops::device::local_scalar_dense);
-  m.impl("copy_", &copy_);
+  sdk::ops::device::register_contract_kernels(m, &local_copy);  // empty, copy_, resize_, item
   // A kernel that may decline (sdk::decline / SDK_DECLINE_IF) is registered through sdk::declinable.
   m.impl("add.Tensor", sdk::declinable(&add));
   m.impl("mul.Tensor", sdk::declinable(&mul));
