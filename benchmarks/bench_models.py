@@ -5,6 +5,7 @@
     ... bench_models.py --threads 1      # one configuration only (the default runs 1 and default threads)
     ... bench_models.py --quick          # fewer repetitions
     ... bench_models.py --steps 100      # also train the GPT 100 steps on cpu and accel (losses, agreement)
+    ... bench_models.py --repeat 7       # more rounds per row (the best is kept): for a loaded machine
 
 Rows (forward + backward through autograd, as a training step runs them):
   conv2d at ResNet-18 block shapes (batch 8, 64 channels, 56x56, 3x3): target <= 1.5x torch;
@@ -173,7 +174,7 @@ def numpy_reference(name: str):
     return None
 
 
-def table(threads: int, quick: bool) -> None:
+def table(threads: int, quick: bool, rounds: int = 0) -> None:
     if threads:
         os.environ["SDK_NUM_THREADS"] = str(threads)
         os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
@@ -191,6 +192,7 @@ def table(threads: int, quick: bool) -> None:
     except ImportError:
         with_accel = False
     number, repeat = (1, 2) if quick else (2, 3)
+    repeat = rounds or repeat
     ref_name = "torch" if torch else "numpy (fwd only)"
     label = f"{threads} thread" if threads else f"default threads (torch {torch.get_num_threads()})" if torch \
         else "default threads"
@@ -234,13 +236,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="one configuration: 1, N or 0 (default threads)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--steps", type=int, default=0, help="also train the models this many steps (e.g. 100)")
+    parser.add_argument("--repeat", type=int, default=0, help="rounds per row, the best kept (default 3; 2 quick)")
     args = parser.parse_args()
     if args.threads is not None:
-        table(args.threads, args.quick)
+        table(args.threads, args.quick, args.repeat)
     else:
         # Thread counts are read when the thread pools start: each configuration in a fresh process.
         for threads in (1, 0):
-            cmd = [sys.executable, __file__, "--threads", str(threads)] + (["--quick"] if args.quick else [])
+            cmd = [sys.executable, __file__, "--threads", str(threads)] + (["--quick"] if args.quick else []) + \
+                (["--repeat", str(args.repeat)] if args.repeat else [])
             subprocess.run(cmd, check=False)
     if args.steps:
         train_100(args.steps)

@@ -982,7 +982,7 @@ _DIM_OPS = {
     "std.correction": True, "var.correction": True, "linalg_vector_norm": True, "norm.ScalarOpt_dim": True,
     "norm.ScalarOpt_dim_dtype": True,
     # dim-wise operators
-    "softmax.int": False, "log_softmax.int": False, "cumsum": False, "cumprod": False, "cumsum_": False,
+    "softmax.int": False, "log_softmax.int": False, "_softmax": False, "_log_softmax": False, "cumsum": False, "cumprod": False, "cumsum_": False,
     "cumprod_": False, "sort": False, "sort.stable": False, "argsort": False, "argsort.stable": False,
     "topk": False, "flip": False, "diagonal": False, "split.Tensor": False, "split_with_sizes": False,
     "chunk": False, "unbind.int": False, "roll": False, "repeat_interleave.self_int": False,

@@ -137,21 +137,6 @@ def _clamp_tensor(c):
 
 
 # ---- reductions ---------------------------------------------------------------
-@formula("_softmax", saves=("result",))
-def _softmax(c):
-    y = c.result
-    d = c["dim"]
-    gy = c.g * y
-    return {"self": gy - y * _ops().sum.dim_IntList(gy, [d], True)}
-
-
-@formula("_log_softmax", saves=("result",))
-def _log_softmax(c):
-    y = c.result
-    d = c["dim"]
-    return {"self": c.g - y.exp() * _ops().sum.dim_IntList(c.g, [d], True)}
-
-
 @formula("linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim_dtype",
          saves=("self", "result"))
 def _vector_norm(c):

@@ -6,8 +6,8 @@
 //   mse_loss              CompositeImplicitAutograd
 //   split, split_with_sizes, chunk, unbind
 //                         CompositeExplicitAutograd (views through as_strided)
-//   softmax, log_softmax,
-//   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log, div)
+//   softmax, log_softmax  CompositeImplicitAutograd (_softmax, _log_softmax: Softmax.cpp)
+//   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log)
 #include <cmath>
 
 #include <backend_sdk/core/detail/SafeSize.h>
@@ -39,10 +39,6 @@ Tensor log_(const Tensor& t) {
 Tensor sub_(const Tensor& a, const Tensor& b) {
   static const auto f = op<BinaryAlpha>("aten::sub.Tensor");
   return f.call(a, b, Scalar(int64_t{1}));
-}
-Tensor div_(const Tensor& a, const Tensor& b) {
-  static const auto f = op<Binary>("aten::div.Tensor");
-  return f.call(a, b);
 }
 Tensor amax_keep(const Tensor& t, IntArrayRef dims) {
   static const auto f = op<AmaxSig>("aten::amax");
@@ -127,19 +123,20 @@ Tensor floating_input(const char* op_name, const Tensor& self, std::optional<Sca
   return x;
 }
 
-// exp(x - max) keeps exp from overflowing; the max cancels out.
+// Note [Softmax operators]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's: softmax.int / log_softmax.int are CompositeImplicitAutograd
+// (the dtype cast, then _softmax / _log_softmax); _softmax / _log_softmax and
+// their backward operators _softmax_backward_data / _log_softmax_backward_data
+// are fused CPU and Meta kernels (Note [Fused softmax], Softmax.cpp), so
+// autograd records SoftmaxBackward0 / LogSoftmaxBackward0 from derivatives.def,
+// whose formulas call the backward operators; those have formulas of their own
+// there (double backward).
+template <bool kLog>
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  Tensor x = floating_input("softmax", self, dtype);
-  int64_t d = maybe_wrap_dim(dim, x.dim());
-  Tensor e = exp_(sub_(x, amax_keep(x, {d})));
-  return div_(e, sum_dims(e, {d}, true));
-}
-
-Tensor log_softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  Tensor x = floating_input("log_softmax", self, dtype);
-  int64_t d = maybe_wrap_dim(dim, x.dim());
-  Tensor shifted = sub_(x, amax_keep(x, {d}));
-  return sub_(shifted, log_(sum_dims(exp_(shifted), {d}, true)));
+  Tensor x = floating_input(kLog ? "log_softmax" : "softmax", self, dtype);
+  static const auto fused = op<Tensor(const Tensor&, int64_t, bool)>(kLog ? "aten::_log_softmax" : "aten::_softmax");
+  return fused.call(x, dim, false);
 }
 
 Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
@@ -333,7 +330,7 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
   m.impl("cat", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::cat_impl);
   m.impl("stack", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::stack_impl);
-  m.impl("softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_impl);
-  m.impl("log_softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::log_softmax_impl);
+  m.impl("softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_impl<false>);
+  m.impl("log_softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_impl<true>);
   m.impl("logsumexp", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::logsumexp_impl);
 }

@@ -210,7 +210,18 @@ using cx::dense;
 using cx::floating_dispatch;
 Tensor finish(const Tensor& result, ScalarType want) { return cx::as_dtype(result, want); }
 
-// cols[(c, ki, kj), (y, x)] = in[c, y*sh - ph + ki*dh, x*sw - pw + kj*dw] (0 outside).
+// The output columns x < ow whose input column x*sw + off lies inside [0, w): [x0, x1) (empty when none).
+struct ColRange {
+  int64_t x0, x1;
+};
+inline ColRange valid_cols(int64_t off, int64_t sw, int64_t w, int64_t ow) {
+  const int64_t x0 = std::min<int64_t>(off >= 0 ? 0 : (-off + sw - 1) / sw, ow);
+  const int64_t x1 = std::max<int64_t>(x0, std::min<int64_t>(w - off <= 0 ? 0 : (w - off - 1) / sw + 1, ow));
+  return {x0, x1};
+}
+
+// cols[(c, ki, kj), (y, x)] = in[c, y*sh - ph + ki*dh, x*sw - pw + kj*dw] (0 outside). The in-range columns
+// of an output row are found once per (kj), so the copy has no per-element test (a memcpy at stride 1).
 template <typename T>
 void im2col(const T* in, const ConvGeom& g, T* cols) {
   const int64_t ohw = g.ohw();
@@ -218,6 +229,8 @@ void im2col(const T* in, const ConvGeom& g, T* cols) {
     for (int64_t ki = 0; ki < g.kh; ++ki) {
       for (int64_t kj = 0; kj < g.kw; ++kj) {
         T* row = cols + ((c * g.kh + ki) * g.kw + kj) * ohw;
+        const int64_t off = kj * g.dw - g.pw;
+        const ColRange r = valid_cols(off, g.sw, g.w, g.ow);
         for (int64_t y = 0; y < g.oh; ++y) {
           const int64_t iy = y * g.sh - g.ph + ki * g.dh;
           T* dst = row + y * g.ow;
@@ -225,11 +238,14 @@ void im2col(const T* in, const ConvGeom& g, T* cols) {
             std::fill(dst, dst + g.ow, T(0));
             continue;
           }
-          const T* src = in + (c * g.h + iy) * g.w;
-          for (int64_t x = 0; x < g.ow; ++x) {
-            const int64_t ix = x * g.sw - g.pw + kj * g.dw;
-            dst[x] = (ix >= 0 && ix < g.w) ? src[ix] : T(0);
+          const T* src = in + (c * g.h + iy) * g.w;  // input column x * sw + off, in range for x in [x0, x1)
+          std::fill(dst, dst + r.x0, T(0));
+          if (g.sw == 1) {
+            if (r.x1 > r.x0) std::memcpy(dst + r.x0, src + r.x0 + off, static_cast<size_t>(r.x1 - r.x0) * sizeof(T));
+          } else {
+            for (int64_t x = r.x0; x < r.x1; ++x) dst[x] = src[x * g.sw + off];
           }
+          std::fill(dst + r.x1, dst + g.ow, T(0));
         }
       }
     }
@@ -244,14 +260,17 @@ void col2im(const T* cols, const ConvGeom& g, T* in) {
     for (int64_t ki = 0; ki < g.kh; ++ki) {
       for (int64_t kj = 0; kj < g.kw; ++kj) {
         const T* row = cols + ((c * g.kh + ki) * g.kw + kj) * ohw;
+        const int64_t off = kj * g.dw - g.pw;
+        const ColRange r = valid_cols(off, g.sw, g.w, g.ow);
         for (int64_t y = 0; y < g.oh; ++y) {
           const int64_t iy = y * g.sh - g.ph + ki * g.dh;
           if (iy < 0 || iy >= g.h) continue;
-          T* dst = in + (c * g.h + iy) * g.w;
-          const T* src = row + y * g.ow;
-          for (int64_t x = 0; x < g.ow; ++x) {
-            const int64_t ix = x * g.sw - g.pw + kj * g.dw;
-            if (ix >= 0 && ix < g.w) dst[ix] += src[x];
+          T* __restrict dst = in + (c * g.h + iy) * g.w;
+          const T* __restrict src = row + y * g.ow;
+          if (g.sw == 1) {
+            for (int64_t x = r.x0; x < r.x1; ++x) dst[x + off] += src[x];
+          } else {
+            for (int64_t x = r.x0; x < r.x1; ++x) dst[x * g.sw + off] += src[x];
           }
         }
       }

@@ -32,6 +32,7 @@
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/dispatch/LocalDispatchKeySet.h>
+#include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/ops/detail/CompositeOps.h>
 
 namespace sdk::ops {
@@ -165,27 +166,69 @@ std::tuple<Tensor, Tensor> sdpa_math(const Tensor& q, const Tensor& k, const Ten
   const double sc = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
   // q * sqrt(scale) and k * sqrt(scale), as PyTorch's math path (keeps the product's magnitude balanced).
   const double root = std::sqrt(sc);
-  Tensor scores = matmul(mul(q, Scalar(root)), transpose(mul(key, Scalar(root)), -2, -1));
+  Tensor qs = mul(q, Scalar(root)), ks = mul(key, Scalar(root));
+  // Note [Attention as bmm]: with the same batch dims on q, k and v (no broadcasting), the products are
+  // bmm over the folded batch (k's transpose a strided operand BLAS reads directly), not matmul's
+  // broadcasting path (whose expand views cost a zero-filled gradient buffer each in backward).
+  const bool fold = q.dim() >= 3 && key.dim() == q.dim() && value.dim() == q.dim() && [&] {
+    for (int64_t d = 0; d < q.dim() - 2; ++d)
+      if (key.size(d) != q.size(d) || value.size(d) != q.size(d)) return false;
+    return true;
+  }();
+  static const auto bmm = typed<Tensor(const Tensor&, const Tensor&)>("aten::bmm");
+  DimVector score_sizes(q.sizes());  // q's batch dims, then (L, S)
+  score_sizes[score_sizes.size() - 1] = S;
+  const int64_t batch = L * S == 0 ? 0 : [&] {
+    int64_t b = 1;
+    for (int64_t d = 0; d < q.dim() - 2; ++d) b *= q.size(d);
+    return b;
+  }();
+  auto fold3 = [&](const Tensor& t) { return cx::reshape(t, {batch, t.size(-2), t.size(-1)}); };
+  // Folded: scores is [batch, L, S] (a fresh tensor, not a view); otherwise matmul's broadcast shape.
+  Tensor scores = fold ? bmm.call(fold3(qs), transpose(fold3(ks), 1, 2)) : matmul(qs, transpose(ks, -2, -1));
+  // Note [Attention masks in place]: a causal or boolean mask is written into the fresh scores as -inf
+  // with grad mode off (no float mask, no where and its backward): softmax gives exactly 0 there, so its
+  // backward already gives those scores a zero gradient, and every higher derivative is zero there too
+  // (each term of softmax's derivatives has y_i or y_j of a masked entry as a factor). The scores are
+  // saved by no node (bmm saves its operands, softmax its result), so the write invalidates nothing.
+  auto mask_in_place = [&](const Tensor& keep) {
+    static const auto fill = typed<Tensor(const Tensor&, const Tensor&, const Scalar&)>("aten::masked_fill_.Scalar");
+    Tensor drop = logical_not(keep);
+    if (fold && drop.dim() > 2) drop = fold3(cx::expand(drop, score_sizes));
+    const bool grad = autograd::is_grad_enabled();
+    autograd::set_grad_enabled(false);
+    try {
+      fill.call(scores, drop, Scalar(-INFINITY));
+    } catch (...) {
+      autograd::set_grad_enabled(grad);
+      throw;
+    }
+    autograd::set_grad_enabled(grad);
+  };
   if (is_causal) {
     Tensor rows = view(arange(L, q.device()), {L, 1});
     Tensor cols = view(arange(S, q.device()), {1, S});
-    scores = where_so(le(cols, rows), scores, Scalar(-INFINITY));
+    mask_in_place(le(cols, rows));
+  } else if (attn_mask && attn_mask->dtype() == ScalarType::Bool) {
+    mask_in_place(*attn_mask);
   } else if (attn_mask) {
-    if (attn_mask->dtype() == ScalarType::Bool) {
-      scores = where_so(*attn_mask, scores, Scalar(-INFINITY));
-    } else {
-      scores = add(scores, *attn_mask);
-    }
+    scores = fold ? fold3(add(view(scores, score_sizes), *attn_mask)) : add(scores, *attn_mask);
   }
   Tensor attn = softmax(scores, -1);
+  Tensor v_used = value;
   if (dropout_p > 0.0) {
     if (dropout_mask) {
-      attn = mul(mul(attn, *dropout_mask), Scalar(1.0 / (1.0 - dropout_p)));
+      // PyTorch's: the weights returned are masked, the 1 / (1 - p) scaling goes on the values
+      attn = mul(attn, fold ? fold3(cx::expand(*dropout_mask, score_sizes)) : *dropout_mask);
+      v_used = mul(value, Scalar(1.0 / (1.0 - dropout_p)));
     } else {
       attn = dropout_impl(attn, dropout_p, true);
     }
   }
-  return {matmul(attn, value), attn};
+  if (!fold) return {matmul(attn, v_used), attn};
+  DimVector out_sizes(q.sizes());
+  out_sizes[out_sizes.size() - 1] = value.size(-1);
+  return {view(bmm.call(attn, fold3(v_used)), out_sizes), view(attn, score_sizes)};
 }
 
 Tensor sdpa_impl(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& attn_mask,

@@ -8,7 +8,14 @@
 // Statistics accumulate in double over a contiguous copy in the compute type
 // (float32 for float16/bfloat16, as PyTorch's CPU kernels use an opmath type);
 // the variance is the biased one (mean of squared deviations, two passes, no
-// cancellation). layer_norm normalizes over the trailing normalized_shape
+// cancellation). float32 layer_norm rows take the AVX2 kernels of
+// LayerNormAvx2.cpp where the CPU has AVX2 + FMA: the same double statistics
+// and row sums (vector lanes, fixed order), the element-wise parts in float32
+// (PyTorch's CPU opmath); the weight/bias gradients are summed in the
+// grad_input pass per chunk of 64 rows, the chunks' sums then added in chunk
+// order (without grad_input: columns in blocks of 64 over threads, each over
+// the rows in order); neither order depends on the thread count.
+// layer_norm normalizes over the trailing normalized_shape
 // dims: M rows of N elements; mean and rstd have input's dims with the
 // normalized ones of size 1. batch_norm normalizes each channel (dim 1) over
 // the other dims; in training it returns the batch mean and 1/sqrt(var + eps)
@@ -22,14 +29,38 @@
 //                      running_var, result1, result2, training, eps, grad_input_mask)
 #include <cmath>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Parallel.h>
 #include <backend_sdk/ops/detail/CompositeOps.h>
+#include <backend_sdk/ops/detail/VecMath.h>
 
 namespace sdk::ops {
+
+#if defined(SDK_HAVE_LIBMVEC)
+namespace vec::avx2 {
+// Defined in LayerNormAvx2.cpp (compiled with -mavx2 -mfma): float32 rows.
+void layer_norm_row_f32(const float* x, const float* w, const float* b, float* y, int64_t n, double eps,
+                        float* mean_out, float* rstd_out);
+void layer_norm_backward_row_f32(const float* g, const float* x, const float* w, float mean, float rstd, float* gi,
+                                 int64_t n, double* dw, double* db);
+void layer_norm_dwdb_f32(const float* g, const float* x, const float* mean, const float* rstd, int64_t m, int64_t n,
+                         int64_t j0, int64_t j1, double* dw, double* db);
+}  // namespace vec::avx2
+#endif
+
 namespace {
+
+// Whether float32 layer_norm rows take the AVX2 kernels (LayerNormAvx2.cpp) here.
+bool avx2_layer_norm() {
+#if defined(SDK_HAVE_LIBMVEC)
+  return vec::available();
+#else
+  return false;
+#endif
+}
 
 using cx::as_dtype;
 using cx::compute_type;
@@ -112,6 +143,17 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_kernel(const Tensor& input,
       T* po = out.data_ptr<T>();
       T* pm = mean.data_ptr<T>();
       T* pr = rstd.data_ptr<T>();
+#if defined(SDK_HAVE_LIBMVEC)
+      if constexpr (std::is_same_v<T, float>) {
+        if (avx2_layer_norm() && n > 0) {
+          parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t rb, int64_t re) {
+            for (int64_t r = rb; r < re; ++r)
+              vec::avx2::layer_norm_row_f32(px + r * n, pw, pb, po + r * n, n, eps, pm + r, pr + r);
+          });
+          return;
+        }
+      }
+#endif
       parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)), [&](int64_t rb, int64_t re) {
         for (int64_t r = rb; r < re; ++r) {
           const T* row = px + r * n;
@@ -167,6 +209,46 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_impl(const Tensor& grad_o
       const T* pr = rs.data_ptr<T>();
       const T* pw = w.defined() ? w.data_ptr<T>() : nullptr;
       T* pgi = gi_c.defined() ? gi_c.data_ptr<T>() : nullptr;
+#if defined(SDK_HAVE_LIBMVEC)
+      if constexpr (std::is_same_v<T, float>) {
+        if (avx2_layer_norm() && n > 0) {
+          if (pgi) {
+            // One pass: grad_input row by row, and the weight/bias gradients summed per chunk of kChunk rows
+            // (partial sums in chunk order afterwards: the order depends on the sizes only, not on threads).
+            constexpr int64_t kChunk = 64;
+            const int64_t chunks = (m + kChunk - 1) / kChunk;
+            const bool want_w = gw.defined(), want_b = gb.defined();
+            std::vector<double> part_w(want_w ? static_cast<size_t>(chunks * n) : 0, 0.0);
+            std::vector<double> part_b(want_b ? static_cast<size_t>(chunks * n) : 0, 0.0);
+            parallel_for(0, chunks, std::max<int64_t>(1, kParallelGrain / (kChunk * n)), [&](int64_t cb, int64_t ce) {
+              for (int64_t ch = cb; ch < ce; ++ch) {
+                double* dwp = want_w ? part_w.data() + ch * n : nullptr;
+                double* dbp = want_b ? part_b.data() + ch * n : nullptr;
+                for (int64_t r = ch * kChunk; r < std::min(m, (ch + 1) * kChunk); ++r)
+                  vec::avx2::layer_norm_backward_row_f32(pg + r * n, px + r * n, pw, pm[r], pr[r], pgi + r * n, n,
+                                                         dwp, dbp);
+              }
+            });
+            for (int64_t ch = 0; ch < chunks; ++ch) {
+              for (int64_t j = 0; j < n; ++j) {
+                if (want_w) dw[static_cast<size_t>(j)] += part_w[static_cast<size_t>(ch * n + j)];
+                if (want_b) db[static_cast<size_t>(j)] += part_b[static_cast<size_t>(ch * n + j)];
+              }
+            }
+          } else if (gw.defined() || gb.defined()) {
+            // columns in blocks of 64 over threads; each column's sum runs over the rows in order
+            double* dwp = gw.defined() ? dw.data() : nullptr;
+            double* dbp = gb.defined() ? db.data() : nullptr;
+            parallel_for(0, (n + 63) / 64, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(64 * m, 1)),
+                         [&](int64_t cb, int64_t ce) {
+                           vec::avx2::layer_norm_dwdb_f32(pg, px, pm, pr, m, n, cb * 64, std::min(n, ce * 64), dwp,
+                                                          dbp);
+                         });
+          }
+          return;
+        }
+      }
+#endif
       if (pgi) {
         // The weight as doubles once (ones without a weight): the row loops below have no branch.
         std::vector<double> wd(static_cast<size_t>(n), 1.0);

@@ -455,6 +455,11 @@ Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
   return op.call(self, dim, half_to_float);
 }
 
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, int64_t, ScalarType)>("aten::_log_softmax_backward_data");
+  return op.call(grad_output, output, dim, input_dtype);
+}
+
 std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps) {
   static const auto op = detail::typed<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&, const Tensor&, const Tensor&, bool, double, double)>("aten::_native_batch_norm_legit");
   return op.call(input, weight, bias, running_mean, running_var, training, momentum, eps);
@@ -483,6 +488,11 @@ std::tuple<Tensor, Tensor> _scaled_dot_product_attention_math(const Tensor& quer
 Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float) {
   static const auto op = detail::typed<Tensor(const Tensor&, int64_t, bool)>("aten::_softmax");
   return op.call(self, dim, half_to_float);
+}
+
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, int64_t, ScalarType)>("aten::_softmax_backward_data");
+  return op.call(grad_output, output, dim, input_dtype);
 }
 
 Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking, std::optional<int64_t> memory_format) {

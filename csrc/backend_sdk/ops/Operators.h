@@ -172,6 +172,8 @@ SDK_API void _fused_sgd_(TensorList self, TensorList grads, TensorList momentum_
 SDK_API Tensor _index_put_impl_(const Tensor& self, OptionalTensorList indices, const Tensor& values, bool accumulate = false, bool unsafe = false);
 // aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 SDK_API Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float);
+// aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+SDK_API Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype);
 // aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 SDK_API std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& running_mean, const Tensor& running_var, bool training, double momentum, double eps);
 // aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
@@ -184,6 +186,8 @@ SDK_API Tensor _pdist_forward(const Tensor& self, double p = 2);
 SDK_API std::tuple<Tensor, Tensor> _scaled_dot_product_attention_math(const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false, const std::optional<Tensor>& dropout_mask = {}, std::optional<double> scale = {}, bool enable_gqa = false);
 // aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 SDK_API Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float);
+// aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+SDK_API Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype);
 // aten::_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 SDK_API Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking = false, std::optional<int64_t> memory_format = {});
 // aten::abs(Tensor self) -> Tensor

@@ -97,7 +97,8 @@ constexpr const char* kDeviceOperators[] = {
     "acos", "asin", "atan", "acosh", "asinh", "atanh", "sinh", "cosh", "atan2", "fmod",
     // reductions
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "all", "any", "norm",
-    "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax",
+    "cumsum", "logsumexp", "_softmax", "_log_softmax", "softmax", "log_softmax", "_softmax_backward_data",
+    "_log_softmax_backward_data",
     // linear algebra
     "mm", "bmm", "addmm", "dot", "matmul",
     // shape and indexing
