@@ -107,75 +107,7 @@ def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
 
 
 # ---- arithmetic -------------------------------------------------------------
-@formula("_to_copy", "clone", "contiguous", "lift_fresh")
-def _identity_like(c):
-    return {"self": c.g}
-
-
-@formula("round.decimals")
-def _zero_grad(c):
-    return {"self": c.g * 0}
-
-
-@formula("clamp.Tensor", saves=("self", "min", "max"))
-def _clamp_tensor(c):
-    B = _B()
-    x, lo, hi = c["self"], c["min"], c["max"]
-    out = {}
-    mask = None
-    if _is_tensor(lo):
-        mask = x >= lo
-        if "min" in c.needs:
-            out["min"] = B.where(x < lo, c.g, 0.0)
-    if _is_tensor(hi):
-        m = x <= hi
-        mask = m if mask is None else mask & m
-        if "max" in c.needs:
-            out["max"] = B.where(x > hi, c.g, 0.0)
-    out["self"] = c.g if mask is None else B.where(mask, c.g, 0.0)
-    return out
-
-
 # ---- reductions ---------------------------------------------------------------
-@formula("_softmax", saves=("result",))
-def _softmax(c):
-    y = c.result
-    d = c["dim"]
-    gy = c.g * y
-    return {"self": gy - y * _ops().sum.dim_IntList(gy, [d], True)}
-
-
-@formula("_log_softmax", saves=("result",))
-def _log_softmax(c):
-    y = c.result
-    d = c["dim"]
-    return {"self": c.g - y.exp() * _ops().sum.dim_IntList(c.g, [d], True)}
-
-
-@formula("linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dtype", "norm.ScalarOpt_dim_dtype",
-         saves=("self", "result"))
-def _vector_norm(c):
-    B = _B()
-    x = c["self"]
-    p = c.args["ord"] if "ord" in c.args else c.args.get("p")
-    p = 2.0 if p is None else float(p)
-    dims = _dims(c.args.get("dim"), x.dim())
-    keepdim = bool(c.args.get("keepdim", False))
-    g = _unsqueeze_dims(c.g, dims, x.dim(), keepdim)
-    r = _unsqueeze_dims(c.result, dims, x.dim(), keepdim)
-    if p == 0:
-        return {"self": x * 0}
-    if p == 1:
-        return {"self": g * x.sign()}
-    if math.isinf(p):
-        mask = (x.abs() == r).to(dtype=g.dtype)
-        count = _ops().sum.dim_IntList(mask, dims, True) if dims else mask
-        return {"self": g * x.sign() * mask / count}
-    if p == 2:
-        return {"self": B.where(r == 0, 0.0, g * x / r)}
-    return {"self": B.where(r == 0, 0.0, g * x * x.abs() ** (p - 2) / r ** (p - 1))}
-
-
 # ---- linear algebra -------------------------------------------------------------
 # ---- views and shape ops ------------------------------------------------------------
 # view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
@@ -303,137 +235,12 @@ def _index(c):
     return {"self": _index_put_into(z, [_on(i, meta.device) for i in c["indices"]], c.g)}
 
 
-@formula("index_select", saves=("index",))
-def _index_select(c):
-    meta = c["self"]
-    d = c["dim"] % max(meta.dim(), 1)
-    z = _zeros(meta, c.g)
-    if meta.dim() == 0:
-        return {"self": c.g.reshape([])}
-    return {"self": _index_put_into(z, [None] * d + [_on(c["index"], meta.device)], c.g)}
-
-
 @formula("copy_", "copy")
 def _copy(c):
     return {"src": c.g}
 
 
-# ---- losses ---------------------------------------------------------------------------
-@formula("nll_loss_forward", saves=("target", "weight", "result"))
-def _nll(c):
-    B = _B()
-    meta = c["self"]
-    target = c["target"]
-    weight = c["weight"]
-    red = c["reduction"]
-    ignore = c["ignore_index"]
-    _, total_weight = c.result
-    g = c.grads[0]
-    batched = meta.dim() == 2
-    t = target if batched else target.reshape([1])
-    keep = t != ignore
-    safe_t = B.where(keep, t, 0)
-    w = weight.index_select(0, safe_t) if _is_tensor(weight) else B.ones(list(t.shape), dtype=g.dtype,
-                                                                         device=g.device)
-    w = w * keep.to(dtype=w.dtype)
-    coef = -w * g
-    if red == 1:
-        coef = coef / total_weight
-    z = B.zeros([t.shape[0], meta.shape[-1]], dtype=g.dtype, device=g.device)
-    z = z.scatter(1, safe_t.unsqueeze(1), coef.unsqueeze(1))
-    return {"self": z if batched else z.reshape(list(meta.shape))}
-
-
 # ---- more operators -------------------------------------------------------------------------
-@formula("fill.Scalar", "fill_.Scalar", "zero")
-def _fill(c):
-    return {}  # self is overwritten: its previous value gets no gradient
-
-
-def _exclusive_products(x: Any, d: int) -> Any:
-    """prod_{j != i} x_j along d, exact with zeros (products of the elements left and right of each)."""
-    B = _B()
-    n = x.shape[d]
-    ones_shape = list(x.shape)
-    ones_shape[d] = 1
-    one = B.ones(ones_shape, dtype=x.dtype, device=x.device)
-    if n == 1:
-        return one
-    left = B.cat([one, x.cumprod(d).narrow(d, 0, n - 1)], d)
-    right = B.cat([one, x.flip([d]).cumprod(d).narrow(d, 0, n - 1)], d).flip([d])
-    return left * right
-
-
-@formula("prod", saves=("self",))
-def _prod(c):
-    x = c["self"]
-    if x.numel() == 0:
-        return {"self": x * 0}
-    flat = x.reshape([-1])
-    return {"self": c.g * _exclusive_products(flat, 0).reshape(list(x.shape))}
-
-
-@formula("prod.dim_int", saves=("self",))
-def _prod_dim(c):
-    x = c["self"]
-    if x.dim() == 0:
-        return {"self": c.g}
-    d = c["dim"] % x.dim()
-    if x.shape[d] == 0:
-        return {"self": x * 0}
-    g = _unsqueeze_dims(c.g, [d], x.dim(), c["keepdim"])
-    return {"self": g * _exclusive_products(x, d)}
-
-
-@formula("cumprod", saves=("self", "result"))
-def _cumprod(c):
-    # Exact for inputs without zeros (as PyTorch's fast path): reverse cumsum of g * result, over self.
-    x, d = c["self"], c["dim"]
-    if x.dim() == 0:
-        return {"self": c.g}
-    return {"self": (c.g * c.result).flip([d]).cumsum(d).flip([d]) / x}
-
-
-@formula("remainder.Tensor", saves=("self", "other"))
-def _remainder(c):
-    out = {"self": c.g}
-    if "other" in c.needs:
-        out["other"] = -c.g * c["self"].div(c["other"], rounding_mode="floor")
-    return out
-
-
-@formula("remainder.Scalar")
-def _remainder_scalar(c):
-    return {"self": c.g}
-
-
-@formula("remainder.Scalar_Tensor", saves=("other",))
-def _remainder_st(c):
-    other = c["other"]
-    return {"other": -c.g * ((other * 0 + c["self"]) / other).floor()}
-
-
-@formula("floor_divide", "floor_divide.Scalar")
-def _floor_divide(c):
-    return {"self": c.g * 0, "other": c.g * 0}
-
-
-@formula("scatter.src", saves=("index",))
-def _scatter_src(c):
-    idx, d = c["index"], c["dim"]
-    return {"self": c.g.scatter(d, idx, 0.0), "src": c.g.gather(d, idx)}
-
-
-@formula("scatter.value", saves=("index",))
-def _scatter_value(c):
-    return {"self": c.g.scatter(c["dim"], c["index"], 0.0)}
-
-
-@formula("scatter_add", saves=("index",))
-def _scatter_add(c):
-    return {"self": c.g, "src": c.g.gather(c["dim"], c["index"])}
-
-
 @formula("index_put", saves=("indices",))
 def _index_put(c):
     B = _B()
@@ -445,35 +252,6 @@ def _index_put(c):
     if "values" in c.needs:
         out["values"] = _ops().index.Tensor(c.g, indices)
     return out
-
-
-@formula("masked_select", saves=("mask",))
-def _masked_select(c):
-    import numpy as np
-
-    meta = c["self"]
-    mask, g = c["mask"], c.g
-    # self and mask broadcast together (PyTorch's masked_select): the gradient is scattered into
-    # the broadcast shape and the node sums it back to self's.
-    shape = [int(d) for d in np.broadcast_shapes(tuple(meta.shape), tuple(mask.shape))]
-    if meta.device.type != "cpu":
-        # A boolean-mask index_put has a data-dependent shape that device kernels may refuse to
-        # plan (Meta cannot); scatter on the host and move the result back.
-        out = _ops().index_put.default(
-            _B().zeros(shape, dtype=meta.dtype), [_on(mask, _B().device("cpu")).expand(shape)], g.cpu(), True)
-        return {"self": out.to(device=meta.device)}
-    if list(mask.shape) != shape:
-        mask = mask.expand(shape)
-    z = _B().zeros(shape, dtype=meta.dtype, device=meta.device)
-    return {"self": _ops().index_put.default(z, [mask], g, True)}
-
-
-@formula("take", saves=("index",))
-def _take(c):
-    meta = c["self"]
-    z = _zeros(meta, c.g).reshape([-1])
-    z = _ops().index_put.default(z, [_on(c["index"], meta.device).reshape([-1])], c.g.reshape([-1]), True)
-    return {"self": z.reshape(list(meta.shape))}
 
 
 # ---- random operators ------------------------------------------------------------------------
@@ -500,4 +278,3 @@ INPLACE_KEYS = {
     "aten::pow_.Tensor": "aten::pow.Tensor_Tensor",
 }
 
-from . import _formulas_nn  # noqa: E402,F401  (issue 20: the nn operators; registers into FORMULAS)

@@ -75,7 +75,8 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     if (v.is_tensor()) {
       const Tensor& t = v.to_tensor();
       node->arg_meta[i] = InputMetadata(t);
-      if (info.saved[i]) node->saved[i] = SavedVariable(t, /*is_output=*/false);
+      const bool written = !info.written.empty() && info.written[i];  // saved after the forward
+      if (info.saved[i] && !written) node->saved[i] = SavedVariable(t, /*is_output=*/false);
       if (ninputs < 8) inputs[ninputs++] = t.impl();
     } else {
       if (info.saved[i]) node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // absent Tensor?
@@ -84,7 +85,18 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
   }
   {
     ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    std::vector<IValue> written;  // the saved arguments the operator writes (Note [Derivative formula table])
+    if (!info.written.empty()) {
+      for (size_t i = 0; i < nargs; ++i) {
+        if (info.written[i] && info.saved[i] && args[i].is_tensor()) written.push_back(args[i]);
+      }
+    }
     op.redispatch_boxed(below_autograd(ks), stack);
+    for (size_t i = 0, k = 0; i < nargs && k < written.size(); ++i) {
+      if (info.written[i] && info.saved[i] && node->arg_meta[i].defined) {
+        node->saved[i] = SavedVariable(written[k++].to_tensor(), /*is_output=*/false);
+      }
+    }
   }
   // One node input per return (Note [Derivative formula table], multiple outputs).
   const size_t nret = info.num_returns;

@@ -331,6 +331,262 @@ Tensor unfold_backward(const InputMetadata& m, const Tensor& g, int64_t dim, int
   return z;
 }
 
+// t as one dimension (reshape(-1)).
+Tensor flat1(const Tensor& t) { return reshape_to(t, std::vector<int64_t>{t.numel()}); }
+
+// ---- the nn operators' backwards (issue 14: moved from backend_sdk/autograd/_formulas_nn.py) ----
+// An operator call from a formula returning every result (undefined where the operator gave none).
+template <class... A>
+std::vector<Tensor> call_all(const OperatorHandle& h, A&&... a) {
+  Stack s;
+  s.reserve(sizeof...(A));
+  (s.emplace_back(IValue(std::forward<A>(a))), ...);
+  h.call_boxed(&s);
+  std::vector<Tensor> out;
+  out.reserve(s.size());
+  for (IValue& v : s) out.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+  return out;
+}
+IValue opt(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
+
+// Note [Backward operators under create_graph]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// With grad mode on (create_graph=True) a backward operator called by a formula
+// (convolution_backward, native_layer_norm_backward, ...) is itself recorded,
+// and the recording cannot return the undefined tensors that a partial
+// output_mask (or a missing weight or bias) gives. So then every gradient is
+// computed, a missing weight is replaced by ones and a missing bias by zeros
+// (the same input gradient), and the unneeded gradients are dropped (GRADS3
+// keeps the needed ones): the first-order gradient is right, and a second
+// backward reaches the backward operator's own (missing) formula and raises
+// its "derivative ... is not implemented" error.
+IValue output_mask(const FormulaContext& c, std::initializer_list<const char*> names) {
+  GenericList mask;
+  const bool all = is_grad_enabled();
+  for (const char* n : names) mask.emplace_back(all || c.needs(n));
+  return IValue(std::move(mask));
+}
+// t, or (under create_graph, Note [Backward operators under create_graph]) `value` of `shape`.
+Tensor or_fill(const Tensor& t, IntArrayRef shape, const Tensor& like, double value) {
+  if (t.defined() || !is_grad_enabled()) return t;
+  return ops::full_like_sized(like, shape, value);
+}
+Tensor contiguous(const Tensor& g) { return g.is_contiguous() ? g : call(OP("aten::clone"), g, int64_t{0}); }
+
+std::vector<Tensor> convolution_backward(FormulaContext& c) {
+  const Tensor weight = c.tensor("weight");
+  IValue bias_sizes;
+  const InputMetadata& bias = c.node.arg_meta[static_cast<size_t>(c.index("bias"))];
+  if (bias.defined) {
+    bias_sizes = IValue(bias.shape);
+  } else if (is_grad_enabled()) {  // Note [Backward operators under create_graph]
+    bias_sizes = IValue(std::vector<int64_t>{c.flag("transposed") ? weight.size(1) * c.integer("groups")
+                                                                  : weight.size(0)});
+  }
+  return call_all(OP("aten::convolution_backward"), contiguous(c.grad(0)), c.tensor("input"), weight, bias_sizes,
+                  c.arg("stride"), c.arg("padding"), c.arg("dilation"), c.arg("transposed"), c.arg("output_padding"),
+                  c.arg("groups"), output_mask(c, {"input", "weight", "bias"}));
+}
+
+std::vector<Tensor> native_layer_norm_backward(FormulaContext& c) {
+  const Tensor x = c.tensor("input");
+  const std::vector<int64_t> shape = c.ints("normalized_shape");
+  return call_all(OP("aten::native_layer_norm_backward"), contiguous(c.grad(0)), x, shape, c.result(1), c.result(2),
+                  opt(or_fill(c.tensor("weight"), shape, x, 1.0)), opt(or_fill(c.tensor("bias"), shape, x, 0.0)),
+                  output_mask(c, {"input", "weight", "bias"}));
+}
+
+// Training uses the batch statistics (outputs 1 and 2) only; the running buffers, updated in place by
+// every later forward, are read (and version-checked) in eval mode only.
+std::vector<Tensor> native_batch_norm_backward(FormulaContext& c) {
+  const bool training = c.flag("training");
+  const Tensor x = c.tensor("input");
+  const Tensor weight = or_fill(c.tensor("weight"), std::vector<int64_t>{x.dim() > 1 ? x.size(1) : 1}, x, 1.0);
+  return call_all(OP("aten::native_batch_norm_backward"), contiguous(c.grad(0)), x, opt(weight),
+                  training ? IValue() : opt(c.tensor("running_mean")), training ? IValue() : opt(c.tensor("running_var")),
+                  training ? opt(c.result(1)) : IValue(), training ? opt(c.result(2)) : IValue(), training,
+                  c.arg("eps"), output_mask(c, {"input", "weight", "bias"}));
+}
+
+// native_dropout: grad * mask * scale, the scale 1/(1-p) in training (0 for p == 1), 1 in eval. With
+// create_graph, differentiable operators (native_dropout_backward has no formula).
+Tensor native_dropout_backward(FormulaContext& c) {
+  const double p = c.arg("p").to_double();
+  const IValue& train = c.arg("train");
+  const double scale = (train.is_none() || train.to_bool()) ? (p == 1.0 ? 0.0 : 1.0 / (1.0 - p)) : 1.0;
+  const Tensor g = c.grad(0);
+  const Tensor mask = c.result(1);
+  if (is_grad_enabled()) return mul(mul(g, ops::to(mask, g.dtype())), scale);
+  return call(OP("aten::native_dropout_backward"), g, mask, scale);
+}
+
+// ---- issue 14: the formulas moved from backend_sdk/autograd/_formulas.py ----
+// clamp.Tensor: PyTorch's clamp_backward_min_max (a bound that does not bind gets no gradient; where
+// min > max the result is max, whose gradient wins).
+Tensor clamp_tensor_backward(FormulaContext& c, int which) {
+  const Tensor g = c.grad(0), x = c.tensor("self"), lo = c.tensor("min"), hi = c.tensor("max");
+  const OperatorHandle& land = OP("aten::logical_and");
+  if (which == 0) {
+    Tensor pred;
+    if (lo.defined()) pred = cmp(OP("aten::ge.Tensor"), x, lo);
+    if (hi.defined()) {
+      Tensor le = cmp(OP("aten::le.Tensor"), x, hi);
+      pred = pred.defined() ? call(land, pred, le) : le;
+    }
+    return pred.defined() ? where0(pred, g) : g;
+  }
+  if (which == 1) {
+    Tensor pred = cmp(OP("aten::lt.Tensor"), x, lo);
+    if (hi.defined()) pred = call(land, pred, cmp(OP("aten::lt.Tensor"), lo, hi));
+    return where0(pred, g);
+  }
+  Tensor pred = cmp(OP("aten::gt.Tensor"), x, hi);
+  if (lo.defined()) pred = call(OP("aten::logical_or"), pred, cmp(OP("aten::lt.Tensor"), hi, lo));
+  return where0(pred, g);
+}
+
+// The p-norm's gradient (PyTorch's norm_backward): p = 0: zeros; 1: g * sign(x); inf: split evenly
+// among the elements of largest magnitude; 2: g * x / r; otherwise g * x * |x|^(p-2) / r^(p-1), zero
+// where the norm is zero.
+Tensor norm_backward(FormulaContext& c, const IValue& ord, const IValue& dim, bool keepdim) {
+  const Tensor x = c.tensor("self");
+  const double p = ord.is_none() ? 2.0 : ord.to_scalar().to_double();
+  std::vector<int64_t> dims = reduced_dims(x.sizes(), dim);
+  Tensor g = keep_dims(c.grad(0), x.sizes(), dims, keepdim);
+  Tensor r = keep_dims(c.result(0), x.sizes(), dims, keepdim);
+  if (p == 0.0) return mul(x, 0);
+  if (p == 1.0) return mul(g, unary(OP("aten::sign"), x));
+  if (std::isinf(p)) {
+    Tensor mask = ops::to(cmp(OP("aten::eq.Tensor"), unary(OP("aten::abs"), x), r), g.dtype());
+    Tensor count = dims.empty() || x.dim() == 0 ? mask : ops::sum(mask, dims, /*keepdim=*/true);
+    return div(mul(mul(g, unary(OP("aten::sign"), x)), mask), count);
+  }
+  Tensor zero = cmp(OP("aten::eq.Scalar"), r, Scalar(0));
+  if (p == 2.0) return zero_where(zero, div(mul(g, x), r));
+  Tensor num = mul(mul(g, x), pow(unary(OP("aten::abs"), x), Scalar(p - 2.0)));
+  return zero_where(zero, div(num, pow(r, Scalar(p - 1.0))));
+}
+
+// prod_{j != i} x_j along d, exact with zeros (the products of the elements left and right of each).
+Tensor exclusive_products(const Tensor& x, int64_t d) {
+  const int64_t n = x.size(d);
+  std::vector<int64_t> one_shape = x.sizes().vec();
+  one_shape[static_cast<size_t>(d)] = 1;
+  Tensor one = ops::full_like_sized(x, one_shape, 1.0);
+  if (n == 1) return one;
+  const OperatorHandle& cat = OP("aten::cat");
+  const OperatorHandle& narrow = OP("aten::narrow");
+  const OperatorHandle& cumprod = OP("aten::cumprod");
+  Tensor left = call(cat, std::vector<Tensor>{one, call(narrow, call(cumprod, x, d, IValue()), d, int64_t{0}, n - 1)}, d);
+  Tensor right = flip(call(cat, std::vector<Tensor>{one, call(narrow, call(cumprod, flip(x, d), d, IValue()), d,
+                                                                         int64_t{0}, n - 1)}, d), d);
+  return mul(left, right);
+}
+
+Tensor prod_backward(const Tensor& g, const Tensor& x) {
+  if (x.numel() == 0) return mul(x, 0);
+  if (x.dim() == 0) return g;
+  Tensor flat = flat1(x);
+  return mul(g, reshape_to(exclusive_products(flat, 0), x.sizes().vec()));
+}
+
+Tensor prod_dim_backward(const Tensor& g, const Tensor& x, int64_t dim, bool keepdim) {
+  if (x.dim() == 0) return g;
+  const int64_t d = wrap(dim, x.dim());
+  if (x.size(d) == 0) return mul(x, 0);
+  return mul(keep_dims(g, x.sizes(), {d}, keepdim), exclusive_products(x, d));
+}
+
+// Exact for inputs without zeros (as PyTorch's fast path): the reverse cumsum of g * result, over self.
+Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& result, int64_t dim) {
+  if (x.dim() == 0) return g;
+  const int64_t d = wrap(dim, x.dim());
+  return div(flip(cumsum(flip(mul(g, result), d), d), d), x);
+}
+
+// Zeros of the input's shape with g accumulated at the positions the indices name (index_put_ with
+// accumulate=True into fresh zeros, as PyTorch's index_select / take / index backwards; the functional
+// index_put under create_graph, so the zeros stay out of the graph).
+Tensor index_put_into(const Tensor& zeros_, const std::vector<std::optional<Tensor>>& indices, const Tensor& g) {
+  if (is_grad_enabled() && requires_grad(g)) return ops::index_put(zeros_, indices, g, true);
+  return ops::index_put_(zeros_, indices, g, true);
+}
+Tensor on_device(const Tensor& t, Device d) {
+  return t.device() == d ? t : call(OP("aten::_to_copy"), t, IValue(), IValue(), d, IValue(), false, IValue());
+}
+// The zeros of the input's shape a scattering backward writes into (grad.new_zeros: a
+// __torch_dispatch__ subclass's gradient gets zeros of its own class).
+Tensor new_zeros(const InputMetadata& m, const Tensor& g) {
+  if (g.key_set().has(DispatchKey::Python)) {
+    return call(OP("aten::new_zeros"), g, m.shape, m.dtype, IValue(), m.device, IValue());
+  }
+  return zeros(m);
+}
+
+Tensor index_select_backward(const Tensor& g, const InputMetadata& self, int64_t dim, const Tensor& index) {
+  if (self.shape.empty()) return reshape_to(g, std::vector<int64_t>{});
+  const int64_t d = wrap(dim, self.shape.size());
+  std::vector<std::optional<Tensor>> indices(static_cast<size_t>(d));
+  indices.emplace_back(on_device(index, self.device));
+  return index_put_into(new_zeros(self, g), indices, g);
+}
+
+Tensor take_backward(const Tensor& g, const InputMetadata& self, const Tensor& index) {
+  Tensor z = flat1(new_zeros(self, g));
+  z = ops::index_put(z, {std::optional<Tensor>(flat1(on_device(index, self.device)))},
+                     flat1(g), true);
+  return reshape_to(z, self.shape);
+}
+
+// self and mask broadcast together (masked_select): the gradient is scattered into the broadcast shape
+// and the node sums it back to self's. A boolean-mask index_put has a data-dependent shape that device
+// kernels may refuse to plan (Meta cannot): off the CPU it runs on the host and moves back.
+Tensor masked_select_backward(const Tensor& g, const InputMetadata& self, const Tensor& mask) {
+  // The broadcast shape of self and mask (numpy's rule, right-aligned).
+  const size_t n = std::max(self.shape.size(), static_cast<size_t>(mask.dim()));
+  std::vector<int64_t> shape(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = i < n - self.shape.size() ? 1 : self.shape[i - (n - self.shape.size())];
+    const int64_t b = i < n - static_cast<size_t>(mask.dim()) ? 1 : mask.size(static_cast<int64_t>(i - (n - mask.dim())));
+    shape[i] = a == 1 ? b : a;
+  }
+  const Device cpu(DeviceType::CPU);
+  const bool host = self.device.type != DeviceType::CPU;
+  InputMetadata z{};
+  z.shape = shape;
+  z.dtype = self.dtype;
+  z.device = host ? cpu : self.device;
+  z.defined = true;
+  Tensor m = host ? on_device(mask, cpu) : mask;
+  if (!m.sizes().equals(shape)) m = expand_to(m, shape);
+  Tensor out = ops::index_put(zeros(z), {std::optional<Tensor>(m)}, host ? on_device(g, cpu) : g, true);
+  return host ? on_device(out, self.device) : out;
+}
+
+// nll_loss_forward: -w[t] * g at (row, t) (divided by the total weight for reduction='mean'); rows whose
+// target is ignore_index get none.
+Tensor nll_loss_backward(FormulaContext& c) {
+  const Tensor g = c.grad(0);
+  const InputMetadata& self = c.node.arg_meta[static_cast<size_t>(c.index("self"))];
+  const Tensor target = c.tensor("target");
+  const Tensor weight = c.tensor("weight");
+  const bool batched = self.shape.size() == 2;
+  Tensor t = batched ? target : reshape_to(target, std::vector<int64_t>{1});
+  Tensor keep = cmp(OP("aten::ne.Scalar"), t, Scalar(c.integer("ignore_index")));
+  Tensor safe_t = call(OP("aten::where.ScalarOther"), keep, t, Scalar(int64_t{0}));
+  Tensor w = weight.defined() ? ops::index_select(weight, 0, safe_t) : ops::full_like_sized(g, t.sizes(), 1.0);
+  w = mul(w, ops::to(keep, w.dtype()));
+  Tensor coef = mul(neg(w), g);
+  if (c.integer("reduction") == 1) coef = div(coef, c.result(1));
+  InputMetadata zm = self;
+  zm.shape = {t.size(0), self.shape.back()};
+  zm.dtype = g.dtype();
+  zm.device = g.device();
+  const OperatorHandle& unsq = OP("aten::unsqueeze");
+  Tensor z = ops::scatter(zeros(zm), 1, call(unsq, safe_t, int64_t{1}), call(unsq, coef, int64_t{1}));
+  return batched ? z : reshape_to(z, self.shape);
+}
+
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
 #define HAS_G(i) (c.has_grad(i))
@@ -347,6 +603,14 @@ Tensor unfold_backward(const InputMetadata& m, const Tensor& g, int64_t dim, int
 #define R (c.result(0))
 #define GRAD(input, expr) \
   if (c.needs(#input)) c.set(#input, (expr));
+// Three inputs' gradients from one backward operator (convolution_backward, ...): one call if any is needed.
+#define GRADS3(a, b, d, expr)                          \
+  if (c.needs(#a) || c.needs(#b) || c.needs(#d)) {     \
+    std::vector<Tensor> r_ = (expr);                   \
+    c.set_if(#a, r_.size() > 0 ? r_[0] : Tensor());    \
+    c.set_if(#b, r_.size() > 1 ? r_[1] : Tensor());    \
+    c.set_if(#d, r_.size() > 2 ? r_[2] : Tensor());    \
+  }
 #define SDK_DERIVATIVE(op, node, saves, ...) {op, #node, saves, [](FormulaContext& c) { __VA_ARGS__ }},
 
 const Formula kFormulas[] = {
@@ -355,6 +619,7 @@ const Formula kFormulas[] = {
 
 #undef SDK_DERIVATIVE
 #undef GRAD
+#undef GRADS3
 #undef R
 #undef R_
 #undef G_
@@ -387,9 +652,16 @@ struct Table {
       const FunctionSchema& s = rec->schema;
       bool tensor_returns = !s.returns.empty();
       for (const Argument& r : s.returns) tensor_returns = tensor_returns && r.type->kind == TypeKind::Tensor;
-      SDK_CHECK(!s.is_mutable() && tensor_returns, "derivatives.def: ", f.op,
-                " must be a functional operator returning tensors");
+      bool writes_only_buffers = true;  // Note [Derivative formula table]: optional buffers only
+      for (size_t i = 0; i < s.arguments.size(); ++i) {
+        writes_only_buffers = writes_only_buffers && (!s.arguments[i].is_write() || s.arguments[i].type->is_optional());
+      }
       FormulaInfo info;
+      if (s.is_mutable()) {
+        for (const Argument& a : s.arguments) info.written.push_back(a.is_write());
+      }
+      SDK_CHECK(writes_only_buffers && tensor_returns, "derivatives.def: ", f.op,
+                " must be a functional operator returning tensors");
       info.formula = &f;
       info.num_returns = s.returns.size();
       info.saved.assign(s.arguments.size(), false);

@@ -8,6 +8,8 @@
 //                         CompositeExplicitAutograd (views through as_strided)
 //   softmax, log_softmax,
 //   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log, div)
+//   _softmax, _log_softmax CompositeExplicitAutograd; their *_backward_data
+//                         CompositeImplicitAutograd: Note [Softmax operators]
 #include <cmath>
 
 #include <backend_sdk/core/detail/SafeSize.h>
@@ -127,19 +129,63 @@ Tensor floating_input(const char* op_name, const Tensor& self, std::optional<Sca
   return x;
 }
 
-// exp(x - max) keeps exp from overflowing; the max cancels out.
-Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  Tensor x = floating_input("softmax", self, dtype);
+// Note [Softmax operators]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's: softmax.int / log_softmax.int are CompositeImplicitAutograd
+// (the dtype cast, then _softmax / _log_softmax); _softmax / _log_softmax are
+// the kernels (CompositeExplicitAutograd here: amax, sub, exp, sum, div), so
+// autograd records SoftmaxBackward0 / LogSoftmaxBackward0 from derivatives.def,
+// whose formulas call _softmax_backward_data / _log_softmax_backward_data.
+// Those are CompositeImplicitAutograd (mul, sum, sub, exp), so a double
+// backward differentiates through them. exp(x - max) keeps exp from
+// overflowing; the max cancels out.
+Tensor softmax_math(const Tensor& x, int64_t dim) {
   int64_t d = maybe_wrap_dim(dim, x.dim());
   Tensor e = exp_(sub_(x, amax_keep(x, {d})));
   return div_(e, sum_dims(e, {d}, true));
 }
 
-Tensor log_softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  Tensor x = floating_input("log_softmax", self, dtype);
+Tensor log_softmax_math(const Tensor& x, int64_t dim) {
   int64_t d = maybe_wrap_dim(dim, x.dim());
   Tensor shifted = sub_(x, amax_keep(x, {d}));
   return sub_(shifted, log_(sum_dims(exp_(shifted), {d}, true)));
+}
+
+// _softmax / _log_softmax: half_to_float asks for a float32 result of a float16 input.
+template <bool kLog>
+Tensor underscore_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  const char* name = kLog ? "_log_softmax" : "_softmax";
+  if (half_to_float) {
+    SDK_CHECK_VALUE(self.dtype() == ScalarType::Float16, name, ": conversion is supported for Half type only");
+  }
+  Tensor x = floating_input(kLog ? "log_softmax" : "softmax", self,
+                            half_to_float ? std::optional<ScalarType>(ScalarType::Float32) : std::nullopt);
+  return kLog ? log_softmax_math(x, dim) : softmax_math(x, dim);
+}
+
+template <bool kLog>
+Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  Tensor x = floating_input(kLog ? "log_softmax" : "softmax", self, dtype);
+  using Sig = Tensor(const Tensor&, int64_t, bool);
+  static const auto f = op<Sig>(kLog ? "aten::_log_softmax" : "aten::_softmax");
+  return f.call(x, dim, false);
+}
+
+// grad_output - output * sum(grad_output * output) ... PyTorch's softmax backward:
+// (g - sum(g * y, dim)) * y; log_softmax's: g - exp(y) * sum(g, dim).
+template <bool kLog>
+Tensor softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  using MulSig = Tensor(const Tensor&, const Tensor&);
+  static const auto mul = op<MulSig>("aten::mul.Tensor");
+  int64_t d = maybe_wrap_dim(dim, output.dim());
+  Tensor g;
+  if (kLog) {
+    g = sub_(grad_output, mul.call(exp_(output), sum_dims(grad_output, {d}, true)));
+  } else {
+    Tensor gy = mul.call(grad_output, output);
+    g = sub_(gy, mul.call(output, sum_dims(gy, {d}, true)));
+  }
+  return g.dtype() == input_dtype ? g : copy_(empty(g.sizes(), input_dtype, g.device()), g);
 }
 
 Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
@@ -333,7 +379,17 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
   m.impl("cat", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::cat_impl);
   m.impl("stack", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::stack_impl);
-  m.impl("softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_impl);
-  m.impl("log_softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::log_softmax_impl);
+  m.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
+  m.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
+  m.def("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor");
+  m.def("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor");
+  m.impl("softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_int<false>);
+  m.impl("log_softmax.int", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::softmax_int<true>);
+  m.impl("_softmax", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::underscore_softmax<false>);
+  m.impl("_log_softmax", sdk::DispatchKey::CompositeExplicitAutograd, &sdk::ops::underscore_softmax<true>);
+  m.impl("_softmax_backward_data", sdk::DispatchKey::CompositeImplicitAutograd,
+         &sdk::ops::softmax_backward_data<false>);
+  m.impl("_log_softmax_backward_data", sdk::DispatchKey::CompositeImplicitAutograd,
+         &sdk::ops::softmax_backward_data<true>);
   m.impl("logsumexp", sdk::DispatchKey::CompositeImplicitAutograd, &sdk::ops::logsumexp_impl);
 }

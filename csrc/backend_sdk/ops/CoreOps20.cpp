@@ -85,18 +85,6 @@ Tensor elu_impl(const Tensor& self, const Scalar& alpha, const Scalar& scale, co
   return where(gt_s(self, Scalar(0.0)), mul(self, scale), negative);
 }
 
-// ---- _softmax / _log_softmax: half_to_float asks for a float32 result ----
-template <bool kLog>
-Tensor underscore_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  const char* name = kLog ? "aten::log_softmax.int" : "aten::softmax.int";
-  if (half_to_float) {
-    SDK_CHECK_VALUE(self.dtype() == ScalarType::Float16, kLog ? "_log_softmax" : "_softmax",
-                    ": conversion is supported for Half type only");
-  }
-  static const auto op = typed<T(CT, int64_t, OptDtype)>(name);
-  return op.call(self, dim, half_to_float ? OptDtype(ScalarType::Float32) : std::nullopt);
-}
-
 // ---- _native_batch_norm_legit: native_batch_norm with its stats arguments spelled three ways ----
 Tup3 batch_norm_call(CT input, const OptT& w, const OptT& b, const OptT& rm, const OptT& rv, bool training,
                      double momentum, double eps) {
@@ -773,8 +761,6 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor");
   m.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
   m.def("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
-  m.def("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
-  m.def("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor");
   m.def("_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, "
         "Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)");
   m.def("_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
@@ -831,8 +817,6 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("hardtanh", kCIA, &hardtanh_impl);
   m.impl("leaky_relu", kCIA, &leaky_relu_impl);
   m.impl("elu", kCIA, &elu_impl);
-  m.impl("_softmax", kCIA, &underscore_softmax<false>);
-  m.impl("_log_softmax", kCIA, &underscore_softmax<true>);
   m.impl("_native_batch_norm_legit", kCIA, &bn_legit);
   m.impl("_native_batch_norm_legit.no_stats", kCIA, &bn_legit_no_stats);
   m.impl("_native_batch_norm_legit_no_training", kCIA, &bn_legit_no_training);

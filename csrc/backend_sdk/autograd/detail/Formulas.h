@@ -20,7 +20,17 @@
 // where the argument does not require grad or is not floating point), saves
 // the arguments the entry names (SavedVariable: version checked), runs the
 // operator below Autograd with grad mode off, and makes each floating-point
-// output output i of the node. Operators without an entry keep the Python
+// output output i of the node. An entry's operator is functional, except that
+// it may write optional buffers it takes no gradient for (native_batch_norm's
+// Tensor(a!)? running_mean / running_var: its kernel bumps their versions; the
+// formula reads them only where the forward did not write them, in eval mode;
+// a written argument is saved after the forward ran, since a backend may bump
+// its version even where it writes nothing).
+// A formula with one backward operator for several inputs
+// (convolution_backward's output_mask) is GRADS3(input, weight, bias, expr):
+// one call if any of them needs a gradient, each needed one taken from its
+// result (Note [Backward operators under create_graph], Formulas.cpp).
+// Operators without an entry keep the Python
 // recording hook (backend_sdk/autograd/_record.py) and its Python formulas.
 #pragma once
 
@@ -49,6 +59,7 @@ struct FormulaInfo {
   std::vector<std::string> names;     // argument names, in schema order
   std::vector<uint16_t> tensor_args;  // positions of Tensor / Tensor? arguments (one edge each)
   std::vector<bool> saved;            // per argument: saved for backward
+  std::vector<bool> written;          // per argument: written by the operator (empty: none is)
   bool saves_result = false;
   size_t num_returns = 1;
 };
@@ -93,6 +104,10 @@ struct FormulaContext {
   std::vector<int64_t> ints(const char* name) const;
   bool needs(const char* name) const;
   void set(const char* name, Tensor g) { out[static_cast<size_t>(index(name))] = std::move(g); }
+  // Sets the gradient of `name` if it needs one and g is defined (GRADS3).
+  void set_if(const char* name, Tensor g) {
+    if (g.defined() && needs(name)) set(name, std::move(g));
+  }
   const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
 };
 
