@@ -73,6 +73,19 @@ def _ref_log_softmax(x: np.ndarray, dim: int, half_to_float: bool = False) -> np
     return np.log(_ref_softmax(x.astype(np.float64), dim))
 
 
+def _softmax_backward_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
+    yield SampleInput(T((3, 4)), (T((3, 4)), 1, dtype), {}, "last")
+    yield SampleInput(T((2, 3, 4), "transposed"), (T((2, 3, 4)), 0, dtype), {}, "dim0")
+
+
+def _ref_softmax_backward_data(g: np.ndarray, y: np.ndarray, dim: int, input_dtype: Any) -> np.ndarray:
+    return (g - (g * y).sum(axis=dim, keepdims=True)) * y
+
+
+def _ref_log_softmax_backward_data(g: np.ndarray, y: np.ndarray, dim: int, input_dtype: Any) -> np.ndarray:
+    return g - np.exp(y) * g.sum(axis=dim, keepdims=True)
+
+
 def _bn_legit_samples(dtype: Any, rng: np.random.Generator, T: Callable) -> Iterable[SampleInput]:
     yield SampleInput(T((4, 3, 2, 2)), (T((3,)), T((3,)), T((3,)), T((3,), low=0.5, high=2), True, 0.1, 1e-5), {},
                       "train")
@@ -398,6 +411,12 @@ def make_core20_ops(OpInfo: Any) -> list:
         OpInfo("_log_softmax", _S(_softmax_samples), _ovl("_log_softmax", ""), F, _ref_log_softmax, fn, True, loose,
                loose, result_dtype=_same, category="nn", op=lambda *a: _aten()._log_softmax(*a),
                check_unsupported_dtypes=False),
+        OpInfo("_softmax_backward_data", _S(_softmax_backward_samples), _ovl("_softmax_backward_data", ""), F,
+               _ref_softmax_backward_data, fn, True, loose, loose, result_dtype=_same, category="nn",
+               op=lambda *a: _aten()._softmax_backward_data(*a), check_unsupported_dtypes=False),
+        OpInfo("_log_softmax_backward_data", _S(_softmax_backward_samples), _ovl("_log_softmax_backward_data", ""), F,
+               _ref_log_softmax_backward_data, fn, True, loose, loose, result_dtype=_same, category="nn",
+               op=lambda *a: _aten()._log_softmax_backward_data(*a), check_unsupported_dtypes=False),
         OpInfo("_native_batch_norm_legit", _S(_bn_legit_samples), _ovl("_native_batch_norm_legit", ""), F,
                _ref_batch_norm, fn, category="nn", atol=loose, rtol=loose, check_unsupported_dtypes=False,
                op=lambda *a: _aten()._native_batch_norm_legit(*a)),

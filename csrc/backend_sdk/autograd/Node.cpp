@@ -136,8 +136,18 @@ std::string tensor_type_name(const Tensor& t) {
   return os.str();
 }
 
+// Note [Inference tensors cannot be saved]: as PyTorch's SavedVariable, an inference tensor (made under
+// inference_mode) is refused where autograd would save it (x * i with x requiring grad), before the forward
+// runs; ops that save nothing (x + i) record as usual. backend_sdk/autograd/_graph_api.py's saved_version
+// gives the same message on the Python path.
+const char* const kInferenceSavedMessage =
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.";
+
 SavedVariable::SavedVariable(const Tensor& t, bool is_output, uint32_t output_nr)
     : version_(t.defined() ? t.impl()->version() : 0), output_nr_(output_nr), is_output_(is_output), saved_(true) {
+  SDK_CHECK(!t.defined() || !t.impl()->is_inference(), kInferenceSavedMessage);
   data_ = is_output && t.defined() ? detached_alias(t) : t;
 }
 
