@@ -84,6 +84,9 @@ CASES = {
     "round.decimals": (lambda x: ops.round.decimals(x, decimals=1), lambda: (rand(3),), "RoundBackward1", True),
     "_to_copy": (lambda x: ops._to_copy(x), lambda: (rand(3),), "ToCopyBackward0", True),
     "clone": (lambda x: ops.clone(x), lambda: (rand(3),), "CloneBackward0", True),
+    "flip": (lambda x: x.flip([0, 2]), lambda: (rand(2, 3, 2),), "FlipBackward0", True),
+    "repeat": (lambda x: x.repeat(2, 1, 3), lambda: (rand(2, 3),), "RepeatBackward0", True),
+    "repeat_scalar": (lambda x: x.repeat(3), lambda: (rand(),), "RepeatBackward0", True),
     "nll_loss_forward": (lambda x: ops.nll_loss_forward(x, B.tensor([0, 2]), None, 1, -100)[0],
                          lambda: (rand(2, 3),), "NllLossBackward0", True),
     "nll_loss_forward_weight_ignore": (
@@ -230,3 +233,82 @@ def test_an_inference_tensor_not_saved_is_fine_and_a_clone_works():
     z = x * i.clone()  # the workaround the message names
     z.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones(3))
+
+
+# ---- Tensor[] and Tensor?[] arguments (Note [Tensor lists in the formula table]) ------------------
+LIST_CASES = {
+    "cat": (lambda a, b: B.cat([a, b], 1), lambda: (rand(2, 3), rand(2, 2)), "CatBackward0"),
+    "cat_dim0_three": (lambda a, b, c: B.cat([a, b, c]), lambda: (rand(1, 2), rand(3, 2), rand(2, 2)), "CatBackward0"),
+    "cat_negative_dim": (lambda a, b: B.cat([a, b], -1), lambda: (rand(2, 1), rand(2, 3)), "CatBackward0"),
+    "stack": (lambda a, b: B.stack([a, b], 1), lambda: (rand(2, 3), rand(2, 3)), "StackBackward0"),
+    "stack_last": (lambda a, b: B.stack([a, b], -1), lambda: (rand(3), rand(3)), "StackBackward0"),
+    "index.Tensor": (lambda a: a[B.tensor([0, 2, 0])], lambda: (rand(3, 2),), "IndexBackward0"),
+    "index.Tensor_two": (lambda a: a[B.tensor([0, 1]), B.tensor([1, 1])], lambda: (rand(2, 3),), "IndexBackward0"),
+    "index.Tensor_bool": (lambda a: a[B.tensor([True, False, True])], lambda: (rand(3, 2),), "IndexBackward0"),
+    "index_put": (lambda a, v: ops.index_put(a, [B.tensor([0, 2])], v), lambda: (rand(3, 2), rand(2, 2)),
+                  "IndexPutBackward0"),
+    "index_put_accumulate_broadcast": (lambda a, v: ops.index_put(a, [B.tensor([0, 0])], v, True),
+                                       lambda: (rand(3, 2), rand(2)), "IndexPutBackward0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIST_CASES))
+def test_tensor_list_formulas(name):
+    fn, make, node = LIST_CASES[name]
+    inputs = make()
+    assert fn(*inputs).grad_fn.name() == node
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_cat_gives_gradients_only_to_the_elements_that_require_grad():
+    a, c = rand(2, 2), rand(1, 2)
+    b = f64(np.ones((3, 2)))
+    y = B.cat([a, b, c])
+    assert len(y.grad_fn.next_functions) >= 2
+    (y * f64(np.arange(12.0).reshape(6, 2))).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.arange(4.0).reshape(2, 2))
+    np.testing.assert_array_equal(c.grad.numpy(), np.arange(10.0, 12.0).reshape(1, 2))
+    assert b.grad is None
+
+
+def test_cat_skips_legacy_empty_inputs():
+    a, e = rand(2, 2), rand(0)
+    B.cat([a, e]).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 2)))
+
+
+def test_saved_indices_are_version_checked_and_freed():
+    a = rand(3)
+    i = B.tensor([0, 2])
+    y = a[i]
+    i.add_(0)  # a write into a saved index tensor
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    y = a[B.tensor([1])].sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_index_put_in_place_runs_the_cpp_formula():
+    a, v = rand(3, 2), rand(2)
+    b = a * 1
+    b[B.tensor([1])] = v  # index_put_: the Python in-place path, the C++ formula
+    assert b.grad_fn.name() == "IndexPutBackward0"
+    b.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[1, 1], [0, 0], [1, 1]])
+    np.testing.assert_array_equal(v.grad.numpy(), [1, 1])
+
+
+def test_saved_outputs_are_plain_aliases_sharing_the_version_counter():
+    # detached_alias (Note [Saved variables]): exp saves its result; a write into the result is caught.
+    x = rand(3)
+    y = x.exp()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    x2 = rand(3)
+    (g,) = B.autograd.grad(x2.exp().sum(), x2, create_graph=True)  # the saved result re-enters the graph
+    assert g.grad_fn.name() == "MulBackward0"
+    np.testing.assert_allclose(g.detach().numpy(), np.exp(x2.detach().numpy()))

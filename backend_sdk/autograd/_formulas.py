@@ -3,8 +3,9 @@ operator overload ("aten::cat").
 
 Most formulas live in csrc/backend_sdk/autograd/derivatives.def (Note [Derivative formula
 table]); an overload is written in one place only (tests/test_autograd_cpp_formulas.py checks).
-The ones here are views and shape ops (recorded in Python for view tracking), Tensor[] operators,
-the nn operators of ``_formulas_nn``, and the in-place samplers.
+The ones here are views and shape ops (recorded in Python for view tracking), the operators returning
+Tensor[] (unbind, split: views, Note [Tensor lists in the formula table]), copy_, and the in-place
+samplers, whose functional forms aten does not have.
 
 A formula receives a FormulaCtx ``c``: ``c["name"]`` is a forward argument (a
 saved tensor, checked against its version, for names in ``saves``; for other
@@ -23,7 +24,6 @@ none, since their gradient comes from the operators they call.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 __all__ = ["FORMULAS", "Formula", "NOT_DIFFERENTIABLE", "sum_to"]
@@ -76,47 +76,18 @@ def sum_to(g: Any, shape: Any) -> Any:
     return g.reshape(list(shape))
 
 
-def _is_tensor(v: Any) -> bool:
-    return isinstance(v, _B().Tensor)
 
 
-def _zeros(meta: Any, g: Any = None) -> Any:
-    """Zeros shaped like meta's tensor; with g, made by ``aten::new_zeros`` on g (PyTorch's formulas use
-    ``grad.new_zeros``), so a __torch_dispatch__ subclass gradient gets zeros of its own class to write into
-    (otherwise its gradient would be written into a plain tensor and leave the formula as one)."""
-    if g is not None:
-        return _ops().new_zeros.default(g, list(meta.shape), dtype=meta.dtype, device=meta.device)
-    return _B().zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
 
 
-def _dims(dim: Any, ndim: int) -> list[int]:
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(ndim))
-    if isinstance(dim, int):
-        dim = [dim]
-    return sorted(d % ndim if ndim else 0 for d in dim)
 
 
-def _unsqueeze_dims(g: Any, dims: list[int], ndim: int, keepdim: bool) -> Any:
-    """g reduced over dims without keepdim -> the keepdim shape."""
-    if keepdim or ndim == 0:
-        return g
-    for d in dims:
-        g = g.unsqueeze(d)
-    return g
 
 
-# ---- arithmetic -------------------------------------------------------------
-# ---- reductions ---------------------------------------------------------------
-# ---- linear algebra -------------------------------------------------------------
 # ---- views and shape ops ------------------------------------------------------------
 # view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
-# and unfold are in derivatives.def (Note [View operators]); narrow is composite (slice.Tensor).
-@formula("_unsafe_view", "reshape", "_reshape_alias", "flatten.using_ints", "view_as", "expand_as_view")
-def _reshape_back(c):
-    return {"self": c.g.reshape(list(c["self"].shape))}
-
-
+# and unfold are in derivatives.def (Note [View operators]), as are flip and repeat; narrow is composite
+# (slice.Tensor); reshape and flatten decompose into view (or clone and view).
 @formula("as_strided", saves=("self",))
 def _as_strided(c):
     B = _B()
@@ -152,49 +123,6 @@ def _no_internal_overlap(size: list[int], stride: list[int]) -> bool:
     return True
 
 
-@formula("cat", saves=())
-def _cat(c):
-    metas = c["tensors"]
-    d = c["dim"]
-    grads = []
-    start = 0
-    nd = max(m.dim() for m in metas if m is not None)
-    d = d % nd
-    for m in metas:
-        if m.dim() == 1 and m.shape[0] == 0 and nd != 1:  # legacy empty tensors are skipped
-            grads.append(None)
-            continue
-        grads.append(c.g.narrow(d, start, m.shape[d]))
-        start += m.shape[d]
-    return {"tensors": grads}
-
-
-@formula("stack")
-def _stack(c):
-    metas = c["tensors"]
-    d = c["dim"] % (metas[0].dim() + 1)
-    return {"tensors": [c.g.select(d, i) for i in range(len(metas))]}
-
-
-@formula("repeat")
-def _repeat(c):
-    meta = c["self"]
-    reps = list(c["repeats"])
-    lead = len(reps) - meta.dim()
-    shape = [1] * lead + list(meta.shape)
-    split, sum_dims = [], []
-    for i, (r, s) in enumerate(zip(reps, shape)):
-        split += [r, s]
-        sum_dims.append(2 * i)
-    g = _ops().sum.dim_IntList(c.g.reshape(split), sum_dims, False)
-    return {"self": g.reshape(list(meta.shape))}
-
-
-@formula("flip")
-def _flip(c):
-    return {"self": c.g.flip(list(c["dims"]))}
-
-
 @formula("unbind.int")
 def _unbind(c):
     meta = c["self"]
@@ -211,47 +139,9 @@ def _split(c):
 FORMULAS["aten::chunk"] = Formula(_split, (), "SplitBackward0")  # chunk is split in PyTorch (its node's name)
 
 
-# ---- indexing -----------------------------------------------------------------------
-def _on(t: Any, device: Any) -> Any:
-    """Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside self."""
-    return t.to(device=device) if _is_tensor(t) and t.device != device else t
-
-
-def _index_put_into(z: Any, indices: list, g: Any) -> Any:
-    """z (fresh zeros, seen by no one else) with g accumulated at indices: in place, as PyTorch's
-    index_select_backward (zeros().index_add_()), saving the functional index_put's copy of z (the
-    embedding table's size, per backward). With create_graph the functional form keeps z out of the graph."""
-    from .. import _C
-
-    if _C._is_grad_enabled() and g.requires_grad:
-        return _ops().index_put.default(z, indices, g, True)
-    return _ops().index_put_.default(z, indices, g, True)
-
-
-@formula("index.Tensor", saves=("indices",))
-def _index(c):
-    meta = c["self"]
-    z = _zeros(meta, c.g)
-    return {"self": _index_put_into(z, [_on(i, meta.device) for i in c["indices"]], c.g)}
-
-
 @formula("copy_", "copy")
 def _copy(c):
     return {"src": c.g}
-
-
-# ---- more operators -------------------------------------------------------------------------
-@formula("index_put", saves=("indices",))
-def _index_put(c):
-    B = _B()
-    indices = [_on(i, c.g.device) for i in c["indices"]]
-    out = {}
-    if "self" in c.needs:
-        out["self"] = c.g if c["accumulate"] else _ops().index_put.default(
-            c.g, indices, B.zeros([], dtype=c.g.dtype, device=c.g.device), False)
-    if "values" in c.needs:
-        out["values"] = _ops().index.Tensor(c.g, indices)
-    return out
 
 
 # ---- random operators ------------------------------------------------------------------------

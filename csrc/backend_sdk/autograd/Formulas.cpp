@@ -587,6 +587,71 @@ Tensor nll_loss_backward(FormulaContext& c) {
   return batched ? z : reshape_to(z, self.shape);
 }
 
+// ---- Tensor[] and Tensor?[] arguments (Note [Tensor lists in the formula table]) ----
+// cat: each input's slice of g along dim (legacy 1-D empty inputs, skipped by cat, get none).
+std::vector<Tensor> cat_backward(const Tensor& g, const std::vector<InputMetadata>& metas, int64_t dim) {
+  size_t nd = 0;
+  for (const InputMetadata& m : metas) {
+    if (!(m.shape.size() == 1 && m.shape[0] == 0)) nd = std::max(nd, m.shape.size());
+  }
+  if (nd == 0) nd = 1;
+  const int64_t d = wrap(dim, nd);
+  const OperatorHandle& narrow = OP("aten::narrow");
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (const InputMetadata& m : metas) {
+    if (m.shape.size() == 1 && m.shape[0] == 0 && nd != 1) {
+      out.emplace_back();
+      continue;
+    }
+    const int64_t len = m.shape[static_cast<size_t>(d)];
+    out.push_back(call(narrow, g, d, start, len));
+    start += len;
+  }
+  return out;
+}
+// stack: g's slice i along the new dimension for input i.
+std::vector<Tensor> stack_backward(const Tensor& g, const std::vector<InputMetadata>& metas, int64_t dim) {
+  std::vector<Tensor> out;
+  if (metas.empty()) return out;
+  const int64_t d = wrap(dim, metas[0].shape.size() + 1);
+  const OperatorHandle& select = OP("aten::select.int");
+  for (size_t i = 0; i < metas.size(); ++i) out.push_back(call(select, g, d, static_cast<int64_t>(i)));
+  return out;
+}
+// Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside it.
+std::vector<std::optional<Tensor>> indices_on(std::vector<std::optional<Tensor>> indices, Device d) {
+  for (std::optional<Tensor>& i : indices) {
+    if (i) i = on_device(*i, d);
+  }
+  return indices;
+}
+// index.Tensor: zeros of self's shape with g accumulated at the indices.
+Tensor index_backward(const Tensor& g, const InputMetadata& self, const std::vector<std::optional<Tensor>>& indices) {
+  return index_put_into(new_zeros(self, g), indices_on(indices, self.device), g);
+}
+// index_put: self keeps g where nothing was written (all of it with accumulate=True); values gets g
+// at the indices (summed to its shape by the node where it broadcast).
+Tensor index_put_self_backward(const Tensor& g, const std::vector<std::optional<Tensor>>& indices, bool accumulate) {
+  if (accumulate) return g;
+  return ops::index_put(g, indices_on(indices, g.device()), ops::full_like_sized(g, std::vector<int64_t>{}, 0.0),
+                        false);
+}
+
+// repeat: each input element's gradient is the sum over its copies (g viewed as [r0, s0, r1, s1, ...],
+// summed over the repeat dimensions).
+Tensor repeat_backward(const Tensor& g, const InputMetadata& self, const std::vector<int64_t>& repeats) {
+  const size_t lead = repeats.size() - self.shape.size();
+  std::vector<int64_t> split, dims;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    split.push_back(repeats[i]);
+    split.push_back(i < lead ? 1 : self.shape[i - lead]);
+    dims.push_back(static_cast<int64_t>(2 * i));
+  }
+  if (dims.empty()) return g;
+  return reshape_to(ops::sum(reshape_to(g, split), dims, /*keepdim=*/false), self.shape);
+}
+
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
 #define HAS_G(i) (c.has_grad(i))
@@ -603,6 +668,11 @@ Tensor nll_loss_backward(FormulaContext& c) {
 #define R (c.result(0))
 #define GRAD(input, expr) \
   if (c.needs(#input)) c.set(#input, (expr));
+// Note [Tensor lists in the formula table]: one gradient per element of a Tensor[] argument.
+#define GRAD_LIST(input, expr) \
+  if (c.needs(#input)) c.set_list(#input, (expr));
+#define METAS(x) (c.list_metas(#x))
+#define TLIST(x) (c.tensor_list(#x))
 // Three inputs' gradients from one backward operator (convolution_backward, ...): one call if any is needed.
 #define GRADS3(a, b, d, expr)                          \
   if (c.needs(#a) || c.needs(#b) || c.needs(#d)) {     \
@@ -620,6 +690,9 @@ const Formula kFormulas[] = {
 #undef SDK_DERIVATIVE
 #undef GRAD
 #undef GRADS3
+#undef GRAD_LIST
+#undef METAS
+#undef TLIST
 #undef R
 #undef R_
 #undef G_
@@ -668,6 +741,12 @@ struct Table {
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         info.names.push_back(s.arguments[i].name);
         if (is_tensor_type(s.arguments[i])) info.tensor_args.push_back(static_cast<uint16_t>(i));
+        const Type& t = *s.arguments[i].type;
+        const Type* e = t.kind == TypeKind::List ? t.elem.get() : nullptr;
+        if (e != nullptr && e->is_optional()) e = e->elem.get();
+        const bool list = e != nullptr && e->kind == TypeKind::Tensor;
+        info.is_list.push_back(list);
+        if (list && !t.elem->is_optional()) info.list_args.push_back(static_cast<uint16_t>(i));
       }
       std::string saves = f.saves;
       size_t pos = 0;
@@ -773,7 +852,44 @@ bool FormulaContext::needs(const char* name) const {
     if (pos[k] != idx) continue;
     return node.needs_mask.empty() ? node.next_edges()[k].is_valid() : node.needs_mask[k];
   }
+  const auto& lists = node.info->list_args;
+  for (size_t j = 0; j < lists.size() && j < node.list_begin.size(); ++j) {
+    if (lists[j] != idx) continue;
+    const size_t end = node.list_begin[j] + node.list_meta[j].size();
+    for (size_t e = node.list_begin[j]; e < end; ++e) {
+      if (node.next_edges()[e].is_valid()) return true;
+    }
+  }
   return false;
+}
+
+size_t FormulaContext::list_slot(const char* name) const {
+  const int idx = index(name);
+  const auto& pos = node.info->list_args;
+  for (size_t j = 0; j < pos.size(); ++j) {
+    if (pos[j] == idx) return j;
+  }
+  SDK_CHECK(false, node.name(), ": '", name, "' is not a Tensor[] argument");
+  return 0;
+}
+
+const std::vector<InputMetadata>& FormulaContext::list_metas(const char* name) const {
+  const size_t j = list_slot(name);
+  SDK_CHECK(j < node.list_meta.size(), node.name(), ": no metadata for '", name, "'");
+  return node.list_meta[j];
+}
+
+std::vector<std::optional<Tensor>> FormulaContext::tensor_list(const char* name) const {
+  const size_t i = static_cast<size_t>(index(name));
+  SDK_CHECK(i < node.saved_lists.size() && (!node.saved_lists[i].empty() || !node.released),
+            node.released ? kSecondBackwardMessage : "the formula reads an unsaved list");
+  std::vector<std::optional<Tensor>> out;
+  out.reserve(node.saved_lists[i].size());
+  for (const SavedVariable& v : node.saved_lists[i]) {
+    Tensor t = v.unpack(node.shared_from_this());
+    out.push_back(t.defined() ? std::optional<Tensor>(std::move(t)) : std::nullopt);
+  }
+  return out;
 }
 
 namespace {
@@ -791,15 +907,34 @@ variable_list FormulaNode::apply(variable_list&& grads) {
   // A released node still runs if its formula reads nothing saved (PyTorch: a graph whose nodes
   // saved nothing can be backpropagated twice); reading a freed SavedVariable raises. Gradients of
   // outputs none flowed into stay undefined: Note [Derivative formula table], multiple outputs.
-  FormulaContext c{*this, grads, std::vector<Tensor>(info->names.size())};
+  FormulaContext c{*this, grads, std::vector<Tensor>(info->names.size()),
+                   std::vector<std::vector<Tensor>>(info->list_args.size())};
   info->formula->fn(c);
   variable_list result(next_edges_.size());
-  for (size_t k = 0; k < next_edges_.size(); ++k) {
+  const size_t nplain = info->tensor_args.size();
+  for (size_t k = 0; k < nplain && k < next_edges_.size(); ++k) {
     if (!next_edges_[k].is_valid()) continue;
     const size_t arg = info->tensor_args[k];
     result[k] = conform(std::move(c.out[arg]), arg_meta[arg]);
   }
+  for (size_t j = 0; j < list_begin.size(); ++j) {  // Note [Tensor lists in the formula table]
+    std::vector<Tensor>& gs = c.list_out[j];
+    for (size_t e = 0; e < list_meta[j].size() && e < gs.size(); ++e) {
+      const size_t k = list_begin[j] + e;
+      if (next_edges_[k].is_valid()) result[k] = conform(std::move(gs[e]), list_meta[j][e]);
+    }
+  }
   return result;
+}
+
+std::vector<SavedVariable> save_list(const IValue& v) {
+  std::vector<SavedVariable> out;
+  if (v.is_tensor_list()) {
+    for (const Tensor& t : v.to_tensor_list()) out.emplace_back(t, /*is_output=*/false);
+  } else if (v.is_list()) {
+    for (const IValue& e : v.to_list()) out.emplace_back(e.is_tensor() ? e.to_tensor() : Tensor(), /*is_output=*/false);
+  }
+  return out;
 }
 
 variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args, std::vector<InputMetadata> meta,
@@ -816,8 +951,11 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
   node->saved.resize(nargs);
   node->arg_meta = std::move(meta);
   node->needs_mask = std::move(needs);
+  node->saved_lists.resize(nargs);
   for (size_t i = 0; i < nargs; ++i) {
-    if (args[i].is_tensor()) {
+    if (info.is_list[i]) {  // Note [Tensor lists in the formula table]
+      if (info.saved[i]) node->saved_lists[i] = save_list(args[i]);
+    } else if (args[i].is_tensor()) {
       if (info.saved[i]) node->saved[i] = SavedVariable(args[i].to_tensor(), /*is_output=*/false);
     } else if (info.saved[i]) {
       node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // an absent Tensor? argument
@@ -837,7 +975,7 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
   if (info.saves_result) {
     for (const Tensor& r : results) node->results.emplace_back(r, /*is_output=*/false);
   }
-  FormulaContext c{*node, grads, std::vector<Tensor>(nargs)};
+  FormulaContext c{*node, grads, std::vector<Tensor>(nargs), std::vector<std::vector<Tensor>>(info.list_args.size())};
   info.formula->fn(c);
   variable_list out(info.tensor_args.size());
   for (size_t k = 0; k < info.tensor_args.size(); ++k) {
@@ -851,6 +989,7 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
 void FormulaNode::release_variables() {
   released = true;
   for (SavedVariable& v : saved) v.reset();
+  for (std::vector<SavedVariable>& l : saved_lists) l.clear();
   for (SavedVariable& v : results) v.reset();
 }
 

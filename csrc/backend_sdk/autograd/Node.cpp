@@ -110,7 +110,16 @@ uint32_t output_nr(const Tensor& t) {
   return m != nullptr ? m->output_nr : 0;
 }
 
+// As PyTorch's tensor_data(): a new TensorImpl over the same storage (so the same version counter),
+// no dispatch and no view tracking. A __torch_dispatch__ subclass (Python key) keeps a dispatched
+// alias (as_strided), whose handler makes an alias of its own class.
 Tensor detached_alias(const Tensor& t) {
+  if (!t.key_set().has(DispatchKey::Python)) {
+    auto impl = make_intrusive<TensorImpl>(t.storage(), t.dtype(), t.device(), t.key_set());
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    impl->set_inference(t.impl()->is_inference());
+    return Tensor(std::move(impl));
+  }
   ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
   return ops::as_strided(t, t.sizes(), t.strides(), t.storage_offset());
 }
