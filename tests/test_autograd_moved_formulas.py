@@ -87,6 +87,10 @@ CASES = {
     "flip": (lambda x: x.flip([0, 2]), lambda: (rand(2, 3, 2),), "FlipBackward0", True),
     "repeat": (lambda x: x.repeat(2, 1, 3), lambda: (rand(2, 3),), "RepeatBackward0", True),
     "repeat_scalar": (lambda x: x.repeat(3), lambda: (rand(),), "RepeatBackward0", True),
+    "as_strided": (lambda x: x.as_strided([2, 2], [1, 2], 1), lambda: (rand(6),), "AsStridedBackward0", True),
+    "as_strided_overlapping": (lambda x: x.as_strided([3, 2], [1, 1]), lambda: (rand(4),), "AsStridedBackward0",
+                               True),
+    "as_strided_of_a_view": (lambda x: x[1:].as_strided([2], [2]), lambda: (rand(5),), "AsStridedBackward0", True),
     "nll_loss_forward": (lambda x: ops.nll_loss_forward(x, B.tensor([0, 2]), None, 1, -100)[0],
                          lambda: (rand(2, 3),), "NllLossBackward0", True),
     "nll_loss_forward_weight_ignore": (

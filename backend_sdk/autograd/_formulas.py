@@ -88,41 +88,6 @@ def sum_to(g: Any, shape: Any) -> Any:
 # view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
 # and unfold are in derivatives.def (Note [View operators]), as are flip and repeat; narrow is composite
 # (slice.Tensor); reshape and flatten decompose into view (or clone and view).
-@formula("as_strided", saves=("self",))
-def _as_strided(c):
-    B = _B()
-    x = c["self"]
-    size, stride = list(c["size"]), list(c["stride"])
-    offset = c["storage_offset"]
-    base_off = x.storage_offset()
-    out_off = (offset if offset is not None else base_off) - base_off
-    # Flat positions (relative to x's storage offset) covered by x and by the output.
-    def extent(shape, strides, off):
-        return off + sum((s - 1) * st for s, st in zip(shape, strides) if s > 0) + 1
-    n = max(extent(x.shape, x.stride(), 0), extent(size, stride, out_off), 1)
-    flat = _ops().new_zeros.default(c.g, [n], dtype=c.g.dtype, device=x.device)  # c.g's class (_zeros)
-    if _no_internal_overlap(size, stride):
-        # Each output element has a storage position of its own (every view op but expand): one strided
-        # copy scatters the gradient, instead of an index of every position and an accumulating index_put.
-        flat.as_strided(size, stride, out_off).copy_(c.g)
-    else:
-        pos = B.arange(n, device=x.device)
-        out_pos = pos.as_strided(size, stride, out_off).reshape(-1)
-        flat = flat.index_put([out_pos], c.g.reshape(-1), True)
-    return {"self": flat.as_strided(list(x.shape), list(x.stride()), 0)}
-
-
-def _no_internal_overlap(size: list[int], stride: list[int]) -> bool:
-    """True if no two elements of the geometry share a storage position (dims by stride, each stride beyond
-    the extent of the smaller ones); conservative: False can still be overlap-free."""
-    reach = 0
-    for st, sz in sorted((st, sz) for sz, st in zip(size, stride) if sz > 1):
-        if st <= reach:
-            return False
-        reach += (sz - 1) * st
-    return True
-
-
 @formula("unbind.int")
 def _unbind(c):
     meta = c["self"]

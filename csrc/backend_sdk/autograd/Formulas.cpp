@@ -1,6 +1,7 @@
 // The C++ derivative formulas: Note [Derivative formula table] (detail/Formulas.h).
 #include <backend_sdk/autograd/detail/Formulas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -650,6 +651,53 @@ Tensor repeat_backward(const Tensor& g, const InputMetadata& self, const std::ve
   }
   if (dims.empty()) return g;
   return reshape_to(ops::sum(reshape_to(g, split), dims, /*keepdim=*/false), self.shape);
+}
+
+// as_strided (issue 14: moved from backend_sdk/autograd/_formulas.py): g is written (or, where the
+// output geometry overlaps itself, accumulated) into zeros over the storage positions that self and
+// the output cover, which are then viewed with self's geometry. The storage offset is relative to
+// self's. self is saved for its geometry (strides and offset, which InputMetadata does not keep).
+bool no_internal_overlap(const std::vector<int64_t>& size, const std::vector<int64_t>& stride) {
+  // True if no two elements share a storage position (dims by stride, each stride beyond the extent of
+  // the smaller ones); conservative: false can still be overlap-free.
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] > 1) dims.emplace_back(stride[i], size[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;
+  for (const auto& [st, sz] : dims) {
+    if (st <= reach) return false;
+    reach += (sz - 1) * st;
+  }
+  return true;
+}
+int64_t storage_extent(IntArrayRef shape, IntArrayRef strides, int64_t offset) {
+  int64_t e = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] > 0) e += (shape[i] - 1) * strides[i];
+  }
+  return e + 1;
+}
+Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vector<int64_t>& size,
+                           const std::vector<int64_t>& stride, const IValue& offset) {
+  const int64_t base = self.storage_offset();
+  const int64_t out_off = (offset.is_none() ? base : offset.to_int()) - base;
+  const int64_t n = std::max<int64_t>({storage_extent(self.sizes(), self.strides(), 0),
+                                       storage_extent(size, stride, out_off), int64_t{1}});
+  InputMetadata m = InputMetadata(g);
+  m.shape = {n};
+  Tensor flat = zeros_for_write(m, g);  // g's class and, with create_graph, part of the graph
+  const OperatorHandle& strided = OP("aten::as_strided");
+  if (no_internal_overlap(size, stride)) {
+    ops::copy_(call(strided, flat, size, stride, out_off), g);
+  } else {
+    Tensor pos = call(OP("aten::arange.start_step"), Scalar(int64_t{0}), Scalar(n), Scalar(int64_t{1}),
+                      ScalarType::Int64, IValue(), m.device, IValue());
+    Tensor out_pos = flat1(contiguous(call(strided, pos, size, stride, out_off)));
+    flat = ops::index_put(flat, {std::optional<Tensor>(out_pos)}, flat1(contiguous(g)), true);
+  }
+  return call(strided, flat, self.sizes().vec(), self.strides().vec(), int64_t{0});
 }
 
 #define G (c.grad(0))
