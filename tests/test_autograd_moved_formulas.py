@@ -316,3 +316,42 @@ def test_saved_outputs_are_plain_aliases_sharing_the_version_counter():
     (g,) = B.autograd.grad(x2.exp().sum(), x2, create_graph=True)  # the saved result re-enters the graph
     assert g.grad_fn.name() == "MulBackward0"
     np.testing.assert_allclose(g.detach().numpy(), np.exp(x2.detach().numpy()))
+
+
+# ---- the in-place view operators (aten::t_, transpose_, squeeze_, unsqueeze_, as_strided_) ---------
+INPLACE_VIEWS = {
+    "t_": (lambda a: (a * 1).t_(), [3, 2], "TBackward1"),
+    "transpose_": (lambda a: (a * 1).transpose_(0, 1), [3, 2], "TransposeBackward1"),
+    "swapdims_": (lambda a: (a * 1).swapdims_(1, 0), [3, 2], "TransposeBackward1"),
+    "squeeze_": (lambda a: (a.unsqueeze(0) * 1).squeeze_(), [2, 3], "SqueezeBackward3"),
+    "squeeze_.dim": (lambda a: (a.unsqueeze(0) * 1).squeeze_(0), [2, 3], "SqueezeBackward4"),
+    "squeeze_.dims": (lambda a: (a.unsqueeze(0) * 1).squeeze_((0,)), [2, 3], "SqueezeBackward5"),
+    "unsqueeze_": (lambda a: (a * 1).unsqueeze_(1), [2, 1, 3], "UnsqueezeBackward1"),
+    "as_strided_": (lambda a: (a * 1).as_strided_([2], [1]), [2], "AsStridedBackward1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_VIEWS))
+def test_in_place_view_operators_have_pytorchs_nodes(name):
+    fn, shape, node = INPLACE_VIEWS[name]
+    a = rand(2, 3)
+    y = fn(a)
+    assert list(y.shape) == shape and y.grad_fn.name() == node
+    assert gradcheck(fn, (a,))
+    assert gradgradcheck(fn, (a,))
+
+
+def test_in_place_view_operator_is_in_place_and_refuses_bad_dims():
+    b = rand(2, 3) * 1
+    v0 = b._version
+    assert b.t_() is b and b._version == v0 + 1
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        (rand(2, 3) * 1).transpose_(0, 5)
+    x = rand(2, 3)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        x.t_()
+
+
+def test_fill_in_place_has_pytorchs_node_name():
+    y = (rand(3) * 1).fill_(2.0)
+    assert y.grad_fn.name() == "FillBackward2"

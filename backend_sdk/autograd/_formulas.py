@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["FORMULAS", "Formula", "NOT_DIFFERENTIABLE", "sum_to"]
+__all__ = ["FORMULAS", "Formula", "INPLACE_NODE_NAMES", "NOT_DIFFERENTIABLE", "sum_to"]
 
 
 class Formula:
@@ -127,8 +127,23 @@ NOT_DIFFERENTIABLE = frozenset(
 )
 
 
+# In-place overloads whose node PyTorch names apart from the functional formula's (derivatives.yaml lists
+# them as entries of their own: t_ is TBackward1, t is TBackward0).
+INPLACE_NODE_NAMES = {
+    "aten::t_": "TBackward1",
+    "aten::transpose_": "TransposeBackward1",
+    "aten::squeeze_": "SqueezeBackward3",
+    "aten::squeeze_.dim": "SqueezeBackward4",
+    "aten::squeeze_.dims": "SqueezeBackward5",
+    "aten::unsqueeze_": "UnsqueezeBackward1",
+    "aten::as_strided_": "AsStridedBackward1",
+    "aten::fill_.Scalar": "FillBackward2",
+}
+
+
 # In-place overloads whose functional twin has a different overload name.
 INPLACE_KEYS = {
+    "aten::transpose_": "aten::transpose.int",
     "aten::pow_.Scalar": "aten::pow.Tensor_Scalar",
     "aten::pow_.Tensor": "aten::pow.Tensor_Tensor",
 }
