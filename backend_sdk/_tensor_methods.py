@@ -111,22 +111,30 @@ def _swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return self.transpose(dim0, dim1)
 
 
-# The in-place view operators: self takes the geometry of the view (aten::as_strided_, which checks it,
-# bumps the version and records autograd as an in-place operator).
+# The in-place view operators: self takes the geometry of the view (aten::t_, transpose_, squeeze_,
+# unsqueeze_: in-place operators, recorded with PyTorch's node names, TBackward1, ...).
+def _squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In place: self becomes its squeeze view (``aten::squeeze_``, ``.dim`` or ``.dims``)."""
+    if dim is None:
+        return ops.aten.squeeze_.default(self)
+    if isinstance(dim, (list, tuple)):
+        return ops.aten.squeeze_.dims(self, [int(d) for d in dim])
+    return ops.aten.squeeze_.dim(self, dim)
+
+
 _INPLACE_VIEWS: dict[str, Any] = {
-    "transpose_": Tensor.transpose,
-    "swapdims_": Tensor.transpose,
-    "swapaxes_": Tensor.transpose,
-    "t_": lambda self: self.t(),
-    "squeeze_": Tensor.squeeze,
-    "unsqueeze_": Tensor.unsqueeze,
+    "transpose_": lambda self, dim0, dim1: ops.aten.transpose_.default(self, dim0, dim1),
+    "swapdims_": lambda self, dim0, dim1: ops.aten.transpose_.default(self, dim0, dim1),
+    "swapaxes_": lambda self, dim0, dim1: ops.aten.transpose_.default(self, dim0, dim1),
+    "t_": lambda self: ops.aten.t_.default(self),
+    "squeeze_": _squeeze_,
+    "unsqueeze_": lambda self, dim: ops.aten.unsqueeze_.default(self, dim),
 }
 
 
 def _inplace_view(name: str, view: Any) -> Any:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        v = view(self.detach(), *args, **kwargs)
-        return ops.aten.as_strided_.default(self, list(v.shape), list(v.stride()), v.storage_offset())
+        return view(self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In place: self becomes its {name[:-1]} view (same storage, new sizes and strides)."

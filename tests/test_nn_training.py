@@ -1,4 +1,4 @@
-"""Issue 20: derivative formulas of the nn operators (backend_sdk/autograd/_formulas_nn.py), so models train.
+"""Issue 20: derivative formulas of the nn operators (derivatives.def since issue 14), so models train.
 
 gradcheck (float64) of each operator through its public function on cpu and on accel, the
 non-differentiable outputs and output_mask handling, and two end-to-end training runs (a small CNN

@@ -39,7 +39,9 @@ NOT_COVERED: dict[str, str] = {
     "aten::_amp_foreach_non_finite_check_and_unscale_": "GradScaler's: mutates a Tensor[] and a flag; "
                                                          "tests/test_grad_scaler.py (cpu, accel, meta)",
     "aten::_amp_update_scale_": "GradScaler's: mutates the scale and tracker; tests/test_grad_scaler.py",
-    "aten::as_strided_": "in-place geometry (transpose_, t_, squeeze_, ...); tests/test_autograd_tensor_api.py",
+    "aten::as_strided_": "in-place geometry; tests/test_autograd_tensor_api.py, tests/test_autograd_moved_formulas.py",
+    **{f"aten::{q}": "in-place geometry (Tensor.t_, transpose_, ...); tests/test_autograd_moved_formulas.py"
+       for q in ("t_", "transpose_", "squeeze_", "squeeze_.dim", "squeeze_.dims", "unsqueeze_")},
     "aten::var_mean": "the unbiased=bool overload (only a positional bool reaches it); var_mean.dim/.correction "
                       "are OpInfos and tests/test_autograd_tensor_api.py calls it",
     "aten::std_mean": "the unbiased=bool overload; as aten::var_mean",

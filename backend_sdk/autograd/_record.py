@@ -86,7 +86,10 @@ class OpInfo:
             self.formula = FORMULAS.get(f"{ns}::{functional}") or _cpp_formula(f"{ns}::{functional}")
         stem = functional[: -len("_forward")] if functional.endswith("_forward") else functional  # NllLossBackward0
         camel = "".join(p[:1].upper() + p[1:] for p in stem.split("_") if p)
-        self.node_name = (self.formula.node_name if self.formula is not None else None) or f"{camel}Backward0"
+        from ._formulas import INPLACE_NODE_NAMES
+
+        self.node_name = (INPLACE_NODE_NAMES.get(self.qualname)
+                          or (self.formula.node_name if self.formula is not None else None) or f"{camel}Backward0")
 
 
 def _cpp_formula(key: str) -> "Formula | None":
@@ -423,6 +426,8 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     # Edges before the forward: an in-place op replaces self's grad_fn.
     edges = [edge_of(t) for t in in_tensors]
     in_meta = [TensorMeta(t) for t in in_tensors]
+    # self's geometry before the write: the in-place view operators (t_, squeeze_, ...) change it.
+    self_meta = TensorMeta(self_t) if info.is_inplace and _is_tensor(self_t) else None
     prev = _C._exclude_autograd(True)  # below Autograd, grad mode unchanged (Note [Grad mode and the Autograd keys])
     try:
         raw = keyset.raw_repr
@@ -463,7 +468,7 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
             if name in saves:
                 saved[name] = SavedTensor(v)
             else:
-                plain[name] = TensorMeta(v)
+                plain[name] = self_meta if v is self_t and self_meta is not None else TensorMeta(v)
         elif isinstance(v, (list, tuple)) and v and any(_is_tensor(e) for e in v):
             if name in saves:
                 saved[name] = [SavedTensor(e) if _is_tensor(e) else None for e in v]

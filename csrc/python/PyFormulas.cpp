@@ -24,6 +24,7 @@ const FunctionSchema& schema_of(const std::string& qualname) {
 
 autograd::InputMetadata meta_of(py::handle h, const std::string& qualname, size_t i) {
   autograd::InputMetadata m;
+  m.defined = true;
   py::tuple t = py::reinterpret_borrow<py::tuple>(h);
   SDK_CHECK_TYPE(t.size() == 3, "_autograd_run_formula(): ", qualname, " metadata ", i,
                  " must be (shape, dtype, device)");

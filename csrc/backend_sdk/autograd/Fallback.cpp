@@ -64,18 +64,45 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       edges.emplace_back();
     }
   }
+  // Note [Tensor lists in the formula table]: one edge per element of a Tensor[] argument.
+  std::vector<uint32_t> list_begin;
+  std::vector<std::vector<InputMetadata>> list_meta;
+  for (uint16_t pos : info.list_args) {
+    list_begin.push_back(static_cast<uint32_t>(edges.size()));
+    list_meta.emplace_back();
+    const IValue& v = args[pos];
+    auto add = [&](const Tensor& t) {
+      edges.push_back(t.defined() && is_floating_type(t.dtype()) ? gradient_edge(t) : Edge());
+      list_meta.back().push_back(t.defined() ? InputMetadata(t) : InputMetadata());
+    };
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) add(t);
+    } else if (v.is_list()) {
+      for (const IValue& e : v.to_list()) add(e.is_tensor() ? e.to_tensor() : Tensor());
+    }
+  }
   auto node = std::make_shared<FormulaNode>(&info, std::move(edges));
   node->args.resize(nargs);
   node->saved.resize(nargs);
   node->arg_meta.resize(nargs);
+  if (!list_begin.empty()) {
+    node->list_begin = std::move(list_begin);
+    node->list_meta = std::move(list_meta);
+  }
   const TensorImpl* inputs[8] = {};
   size_t ninputs = 0;
   for (size_t i = 0; i < nargs; ++i) {
     IValue& v = args[i];
-    if (v.is_tensor()) {
+    if (info.is_list[i]) {  // tensors of a list reach the formula as METAS / TLIST only
+      if (info.saved[i]) {
+        node->saved_lists.resize(nargs);
+        node->saved_lists[i] = save_list(v);
+      }
+    } else if (v.is_tensor()) {
       const Tensor& t = v.to_tensor();
       node->arg_meta[i] = InputMetadata(t);
-      if (info.saved[i]) node->saved[i] = SavedVariable(t, /*is_output=*/false);
+      const bool written = !info.written.empty() && info.written[i];  // saved after the forward
+      if (info.saved[i] && !written) node->saved[i] = SavedVariable(t, /*is_output=*/false);
       if (ninputs < 8) inputs[ninputs++] = t.impl();
     } else {
       if (info.saved[i]) node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // absent Tensor?
@@ -84,7 +111,18 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
   }
   {
     ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    std::vector<IValue> written;  // the saved arguments the operator writes (Note [Derivative formula table])
+    if (!info.written.empty()) {
+      for (size_t i = 0; i < nargs; ++i) {
+        if (info.written[i] && info.saved[i] && args[i].is_tensor()) written.push_back(args[i]);
+      }
+    }
     op.redispatch_boxed(below_autograd(ks), stack);
+    for (size_t i = 0, k = 0; i < nargs && k < written.size(); ++i) {
+      if (info.written[i] && info.saved[i] && node->arg_meta[i].defined) {
+        node->saved[i] = SavedVariable(written[k++].to_tensor(), /*is_output=*/false);
+      }
+    }
   }
   // One node input per return (Note [Derivative formula table], multiple outputs).
   const size_t nret = info.num_returns;

@@ -1,6 +1,7 @@
 // The C++ derivative formulas: Note [Derivative formula table] (detail/Formulas.h).
 #include <backend_sdk/autograd/detail/Formulas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -331,6 +332,374 @@ Tensor unfold_backward(const InputMetadata& m, const Tensor& g, int64_t dim, int
   return z;
 }
 
+// t as one dimension (reshape(-1)).
+Tensor flat1(const Tensor& t) { return reshape_to(t, std::vector<int64_t>{t.numel()}); }
+
+// ---- the nn operators' backwards (issue 14: moved from backend_sdk/autograd/_formulas_nn.py) ----
+// An operator call from a formula returning every result (undefined where the operator gave none).
+template <class... A>
+std::vector<Tensor> call_all(const OperatorHandle& h, A&&... a) {
+  Stack s;
+  s.reserve(sizeof...(A));
+  (s.emplace_back(IValue(std::forward<A>(a))), ...);
+  h.call_boxed(&s);
+  std::vector<Tensor> out;
+  out.reserve(s.size());
+  for (IValue& v : s) out.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+  return out;
+}
+IValue opt(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
+
+// Note [Backward operators under create_graph]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// With grad mode on (create_graph=True) a backward operator called by a formula
+// (convolution_backward, native_layer_norm_backward, ...) is itself recorded,
+// and the recording cannot return the undefined tensors that a partial
+// output_mask (or a missing weight or bias) gives. So then every gradient is
+// computed, a missing weight is replaced by ones and a missing bias by zeros
+// (the same input gradient), and the unneeded gradients are dropped (GRADS3
+// keeps the needed ones): the first-order gradient is right, and a second
+// backward reaches the backward operator's own (missing) formula and raises
+// its "derivative ... is not implemented" error.
+IValue output_mask(const FormulaContext& c, std::initializer_list<const char*> names) {
+  GenericList mask;
+  const bool all = is_grad_enabled();
+  for (const char* n : names) mask.emplace_back(all || c.needs(n));
+  return IValue(std::move(mask));
+}
+// t, or (under create_graph, Note [Backward operators under create_graph]) `value` of `shape`.
+Tensor or_fill(const Tensor& t, IntArrayRef shape, const Tensor& like, double value) {
+  if (t.defined() || !is_grad_enabled()) return t;
+  return ops::full_like_sized(like, shape, value);
+}
+Tensor contiguous(const Tensor& g) { return g.is_contiguous() ? g : call(OP("aten::clone"), g, int64_t{0}); }
+
+std::vector<Tensor> convolution_backward(FormulaContext& c) {
+  const Tensor weight = c.tensor("weight");
+  IValue bias_sizes;
+  const InputMetadata& bias = c.node.arg_meta[static_cast<size_t>(c.index("bias"))];
+  if (bias.defined) {
+    bias_sizes = IValue(bias.shape);
+  } else if (is_grad_enabled()) {  // Note [Backward operators under create_graph]
+    bias_sizes = IValue(std::vector<int64_t>{c.flag("transposed") ? weight.size(1) * c.integer("groups")
+                                                                  : weight.size(0)});
+  }
+  return call_all(OP("aten::convolution_backward"), contiguous(c.grad(0)), c.tensor("input"), weight, bias_sizes,
+                  c.arg("stride"), c.arg("padding"), c.arg("dilation"), c.arg("transposed"), c.arg("output_padding"),
+                  c.arg("groups"), output_mask(c, {"input", "weight", "bias"}));
+}
+
+std::vector<Tensor> native_layer_norm_backward(FormulaContext& c) {
+  const Tensor x = c.tensor("input");
+  const std::vector<int64_t> shape = c.ints("normalized_shape");
+  return call_all(OP("aten::native_layer_norm_backward"), contiguous(c.grad(0)), x, shape, c.result(1), c.result(2),
+                  opt(or_fill(c.tensor("weight"), shape, x, 1.0)), opt(or_fill(c.tensor("bias"), shape, x, 0.0)),
+                  output_mask(c, {"input", "weight", "bias"}));
+}
+
+// Training uses the batch statistics (outputs 1 and 2) only; the running buffers, updated in place by
+// every later forward, are read (and version-checked) in eval mode only.
+std::vector<Tensor> native_batch_norm_backward(FormulaContext& c) {
+  const bool training = c.flag("training");
+  const Tensor x = c.tensor("input");
+  const Tensor weight = or_fill(c.tensor("weight"), std::vector<int64_t>{x.dim() > 1 ? x.size(1) : 1}, x, 1.0);
+  return call_all(OP("aten::native_batch_norm_backward"), contiguous(c.grad(0)), x, opt(weight),
+                  training ? IValue() : opt(c.tensor("running_mean")), training ? IValue() : opt(c.tensor("running_var")),
+                  training ? opt(c.result(1)) : IValue(), training ? opt(c.result(2)) : IValue(), training,
+                  c.arg("eps"), output_mask(c, {"input", "weight", "bias"}));
+}
+
+// native_dropout: grad * mask * scale, the scale 1/(1-p) in training (0 for p == 1), 1 in eval. With
+// create_graph, differentiable operators (native_dropout_backward has no formula).
+Tensor native_dropout_backward(FormulaContext& c) {
+  const double p = c.arg("p").to_double();
+  const IValue& train = c.arg("train");
+  const double scale = (train.is_none() || train.to_bool()) ? (p == 1.0 ? 0.0 : 1.0 / (1.0 - p)) : 1.0;
+  const Tensor g = c.grad(0);
+  const Tensor mask = c.result(1);
+  if (is_grad_enabled()) return mul(mul(g, ops::to(mask, g.dtype())), scale);
+  return call(OP("aten::native_dropout_backward"), g, mask, scale);
+}
+
+// ---- issue 14: the formulas moved from backend_sdk/autograd/_formulas.py ----
+// clamp.Tensor: PyTorch's clamp_backward_min_max (a bound that does not bind gets no gradient; where
+// min > max the result is max, whose gradient wins).
+Tensor clamp_tensor_backward(FormulaContext& c, int which) {
+  const Tensor g = c.grad(0), x = c.tensor("self"), lo = c.tensor("min"), hi = c.tensor("max");
+  const OperatorHandle& land = OP("aten::logical_and");
+  if (which == 0) {
+    Tensor pred;
+    if (lo.defined()) pred = cmp(OP("aten::ge.Tensor"), x, lo);
+    if (hi.defined()) {
+      Tensor le = cmp(OP("aten::le.Tensor"), x, hi);
+      pred = pred.defined() ? call(land, pred, le) : le;
+    }
+    return pred.defined() ? where0(pred, g) : g;
+  }
+  if (which == 1) {
+    Tensor pred = cmp(OP("aten::lt.Tensor"), x, lo);
+    if (hi.defined()) pred = call(land, pred, cmp(OP("aten::lt.Tensor"), lo, hi));
+    return where0(pred, g);
+  }
+  Tensor pred = cmp(OP("aten::gt.Tensor"), x, hi);
+  if (lo.defined()) pred = call(OP("aten::logical_or"), pred, cmp(OP("aten::lt.Tensor"), hi, lo));
+  return where0(pred, g);
+}
+
+// The p-norm's gradient (PyTorch's norm_backward): p = 0: zeros; 1: g * sign(x); inf: split evenly
+// among the elements of largest magnitude; 2: g * x / r; otherwise g * x * |x|^(p-2) / r^(p-1), zero
+// where the norm is zero.
+Tensor norm_backward(FormulaContext& c, const IValue& ord, const IValue& dim, bool keepdim) {
+  const Tensor x = c.tensor("self");
+  const double p = ord.is_none() ? 2.0 : ord.to_scalar().to_double();
+  std::vector<int64_t> dims = reduced_dims(x.sizes(), dim);
+  Tensor g = keep_dims(c.grad(0), x.sizes(), dims, keepdim);
+  Tensor r = keep_dims(c.result(0), x.sizes(), dims, keepdim);
+  if (p == 0.0) return mul(x, 0);
+  if (p == 1.0) return mul(g, unary(OP("aten::sign"), x));
+  if (std::isinf(p)) {
+    Tensor mask = ops::to(cmp(OP("aten::eq.Tensor"), unary(OP("aten::abs"), x), r), g.dtype());
+    Tensor count = dims.empty() || x.dim() == 0 ? mask : ops::sum(mask, dims, /*keepdim=*/true);
+    return div(mul(mul(g, unary(OP("aten::sign"), x)), mask), count);
+  }
+  Tensor zero = cmp(OP("aten::eq.Scalar"), r, Scalar(0));
+  if (p == 2.0) return zero_where(zero, div(mul(g, x), r));
+  Tensor num = mul(mul(g, x), pow(unary(OP("aten::abs"), x), Scalar(p - 2.0)));
+  return zero_where(zero, div(num, pow(r, Scalar(p - 1.0))));
+}
+
+// prod_{j != i} x_j along d, exact with zeros (the products of the elements left and right of each).
+Tensor exclusive_products(const Tensor& x, int64_t d) {
+  const int64_t n = x.size(d);
+  std::vector<int64_t> one_shape = x.sizes().vec();
+  one_shape[static_cast<size_t>(d)] = 1;
+  Tensor one = ops::full_like_sized(x, one_shape, 1.0);
+  if (n == 1) return one;
+  const OperatorHandle& cat = OP("aten::cat");
+  const OperatorHandle& narrow = OP("aten::narrow");
+  const OperatorHandle& cumprod = OP("aten::cumprod");
+  Tensor left = call(cat, std::vector<Tensor>{one, call(narrow, call(cumprod, x, d, IValue()), d, int64_t{0}, n - 1)}, d);
+  Tensor right = flip(call(cat, std::vector<Tensor>{one, call(narrow, call(cumprod, flip(x, d), d, IValue()), d,
+                                                                         int64_t{0}, n - 1)}, d), d);
+  return mul(left, right);
+}
+
+Tensor prod_backward(const Tensor& g, const Tensor& x) {
+  if (x.numel() == 0) return mul(x, 0);
+  if (x.dim() == 0) return g;
+  Tensor flat = flat1(x);
+  return mul(g, reshape_to(exclusive_products(flat, 0), x.sizes().vec()));
+}
+
+Tensor prod_dim_backward(const Tensor& g, const Tensor& x, int64_t dim, bool keepdim) {
+  if (x.dim() == 0) return g;
+  const int64_t d = wrap(dim, x.dim());
+  if (x.size(d) == 0) return mul(x, 0);
+  return mul(keep_dims(g, x.sizes(), {d}, keepdim), exclusive_products(x, d));
+}
+
+// Exact for inputs without zeros (as PyTorch's fast path): the reverse cumsum of g * result, over self.
+Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& result, int64_t dim) {
+  if (x.dim() == 0) return g;
+  const int64_t d = wrap(dim, x.dim());
+  return div(flip(cumsum(flip(mul(g, result), d), d), d), x);
+}
+
+// Zeros of the input's shape with g accumulated at the positions the indices name (index_put_ with
+// accumulate=True into fresh zeros, as PyTorch's index_select / take / index backwards; the functional
+// index_put under create_graph, so the zeros stay out of the graph).
+Tensor index_put_into(const Tensor& zeros_, const std::vector<std::optional<Tensor>>& indices, const Tensor& g) {
+  if (is_grad_enabled() && requires_grad(g)) return ops::index_put(zeros_, indices, g, true);
+  return ops::index_put_(zeros_, indices, g, true);
+}
+Tensor on_device(const Tensor& t, Device d) {
+  return t.device() == d ? t : call(OP("aten::_to_copy"), t, IValue(), IValue(), d, IValue(), false, IValue());
+}
+// The zeros of the input's shape a scattering backward writes into (grad.new_zeros: a
+// __torch_dispatch__ subclass's gradient gets zeros of its own class).
+Tensor new_zeros(const InputMetadata& m, const Tensor& g) {
+  if (g.key_set().has(DispatchKey::Python)) {
+    return call(OP("aten::new_zeros"), g, m.shape, m.dtype, IValue(), m.device, IValue());
+  }
+  return zeros(m);
+}
+
+Tensor index_select_backward(const Tensor& g, const InputMetadata& self, int64_t dim, const Tensor& index) {
+  if (self.shape.empty()) return reshape_to(g, std::vector<int64_t>{});
+  const int64_t d = wrap(dim, self.shape.size());
+  std::vector<std::optional<Tensor>> indices(static_cast<size_t>(d));
+  indices.emplace_back(on_device(index, self.device));
+  return index_put_into(new_zeros(self, g), indices, g);
+}
+
+Tensor take_backward(const Tensor& g, const InputMetadata& self, const Tensor& index) {
+  Tensor z = flat1(new_zeros(self, g));
+  z = ops::index_put(z, {std::optional<Tensor>(flat1(on_device(index, self.device)))},
+                     flat1(g), true);
+  return reshape_to(z, self.shape);
+}
+
+// self and mask broadcast together (masked_select): the gradient is scattered into the broadcast shape
+// and the node sums it back to self's. A boolean-mask index_put has a data-dependent shape that device
+// kernels may refuse to plan (Meta cannot): off the CPU it runs on the host and moves back.
+Tensor masked_select_backward(const Tensor& g, const InputMetadata& self, const Tensor& mask) {
+  // The broadcast shape of self and mask (numpy's rule, right-aligned).
+  const size_t n = std::max(self.shape.size(), static_cast<size_t>(mask.dim()));
+  std::vector<int64_t> shape(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = i < n - self.shape.size() ? 1 : self.shape[i - (n - self.shape.size())];
+    const int64_t b = i < n - static_cast<size_t>(mask.dim()) ? 1 : mask.size(static_cast<int64_t>(i - (n - mask.dim())));
+    shape[i] = a == 1 ? b : a;
+  }
+  const Device cpu(DeviceType::CPU);
+  const bool host = self.device.type != DeviceType::CPU;
+  InputMetadata z{};
+  z.shape = shape;
+  z.dtype = self.dtype;
+  z.device = host ? cpu : self.device;
+  z.defined = true;
+  Tensor m = host ? on_device(mask, cpu) : mask;
+  if (!m.sizes().equals(shape)) m = expand_to(m, shape);
+  Tensor out = ops::index_put(zeros(z), {std::optional<Tensor>(m)}, host ? on_device(g, cpu) : g, true);
+  return host ? on_device(out, self.device) : out;
+}
+
+// nll_loss_forward: -w[t] * g at (row, t) (divided by the total weight for reduction='mean'); rows whose
+// target is ignore_index get none.
+Tensor nll_loss_backward(FormulaContext& c) {
+  const Tensor g = c.grad(0);
+  const InputMetadata& self = c.node.arg_meta[static_cast<size_t>(c.index("self"))];
+  const Tensor target = c.tensor("target");
+  const Tensor weight = c.tensor("weight");
+  const bool batched = self.shape.size() == 2;
+  Tensor t = batched ? target : reshape_to(target, std::vector<int64_t>{1});
+  Tensor keep = cmp(OP("aten::ne.Scalar"), t, Scalar(c.integer("ignore_index")));
+  Tensor safe_t = call(OP("aten::where.ScalarOther"), keep, t, Scalar(int64_t{0}));
+  Tensor w = weight.defined() ? ops::index_select(weight, 0, safe_t) : ops::full_like_sized(g, t.sizes(), 1.0);
+  w = mul(w, ops::to(keep, w.dtype()));
+  Tensor coef = mul(neg(w), g);
+  if (c.integer("reduction") == 1) coef = div(coef, c.result(1));
+  InputMetadata zm = self;
+  zm.shape = {t.size(0), self.shape.back()};
+  zm.dtype = g.dtype();
+  zm.device = g.device();
+  const OperatorHandle& unsq = OP("aten::unsqueeze");
+  Tensor z = ops::scatter(zeros(zm), 1, call(unsq, safe_t, int64_t{1}), call(unsq, coef, int64_t{1}));
+  return batched ? z : reshape_to(z, self.shape);
+}
+
+// ---- Tensor[] and Tensor?[] arguments (Note [Tensor lists in the formula table]) ----
+// cat: each input's slice of g along dim (legacy 1-D empty inputs, skipped by cat, get none).
+std::vector<Tensor> cat_backward(const Tensor& g, const std::vector<InputMetadata>& metas, int64_t dim) {
+  size_t nd = 0;
+  for (const InputMetadata& m : metas) {
+    if (!(m.shape.size() == 1 && m.shape[0] == 0)) nd = std::max(nd, m.shape.size());
+  }
+  if (nd == 0) nd = 1;
+  const int64_t d = wrap(dim, nd);
+  const OperatorHandle& narrow = OP("aten::narrow");
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (const InputMetadata& m : metas) {
+    if (m.shape.size() == 1 && m.shape[0] == 0 && nd != 1) {
+      out.emplace_back();
+      continue;
+    }
+    const int64_t len = m.shape[static_cast<size_t>(d)];
+    out.push_back(call(narrow, g, d, start, len));
+    start += len;
+  }
+  return out;
+}
+// stack: g's slice i along the new dimension for input i.
+std::vector<Tensor> stack_backward(const Tensor& g, const std::vector<InputMetadata>& metas, int64_t dim) {
+  std::vector<Tensor> out;
+  if (metas.empty()) return out;
+  const int64_t d = wrap(dim, metas[0].shape.size() + 1);
+  const OperatorHandle& select = OP("aten::select.int");
+  for (size_t i = 0; i < metas.size(); ++i) out.push_back(call(select, g, d, static_cast<int64_t>(i)));
+  return out;
+}
+// Index tensors may live on the CPU for a device tensor (as in PyTorch); index_put wants them beside it.
+std::vector<std::optional<Tensor>> indices_on(std::vector<std::optional<Tensor>> indices, Device d) {
+  for (std::optional<Tensor>& i : indices) {
+    if (i) i = on_device(*i, d);
+  }
+  return indices;
+}
+// index.Tensor: zeros of self's shape with g accumulated at the indices.
+Tensor index_backward(const Tensor& g, const InputMetadata& self, const std::vector<std::optional<Tensor>>& indices) {
+  return index_put_into(new_zeros(self, g), indices_on(indices, self.device), g);
+}
+// index_put: self keeps g where nothing was written (all of it with accumulate=True); values gets g
+// at the indices (summed to its shape by the node where it broadcast).
+Tensor index_put_self_backward(const Tensor& g, const std::vector<std::optional<Tensor>>& indices, bool accumulate) {
+  if (accumulate) return g;
+  return ops::index_put(g, indices_on(indices, g.device()), ops::full_like_sized(g, std::vector<int64_t>{}, 0.0),
+                        false);
+}
+
+// repeat: each input element's gradient is the sum over its copies (g viewed as [r0, s0, r1, s1, ...],
+// summed over the repeat dimensions).
+Tensor repeat_backward(const Tensor& g, const InputMetadata& self, const std::vector<int64_t>& repeats) {
+  const size_t lead = repeats.size() - self.shape.size();
+  std::vector<int64_t> split, dims;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    split.push_back(repeats[i]);
+    split.push_back(i < lead ? 1 : self.shape[i - lead]);
+    dims.push_back(static_cast<int64_t>(2 * i));
+  }
+  if (dims.empty()) return g;
+  return reshape_to(ops::sum(reshape_to(g, split), dims, /*keepdim=*/false), self.shape);
+}
+
+// as_strided (issue 14: moved from backend_sdk/autograd/_formulas.py): g is written (or, where the
+// output geometry overlaps itself, accumulated) into zeros over the storage positions that self and
+// the output cover, which are then viewed with self's geometry. The storage offset is relative to
+// self's. self is saved for its geometry (strides and offset, which InputMetadata does not keep).
+bool no_internal_overlap(const std::vector<int64_t>& size, const std::vector<int64_t>& stride) {
+  // True if no two elements share a storage position (dims by stride, each stride beyond the extent of
+  // the smaller ones); conservative: false can still be overlap-free.
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] > 1) dims.emplace_back(stride[i], size[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;
+  for (const auto& [st, sz] : dims) {
+    if (st <= reach) return false;
+    reach += (sz - 1) * st;
+  }
+  return true;
+}
+int64_t storage_extent(IntArrayRef shape, IntArrayRef strides, int64_t offset) {
+  int64_t e = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] > 0) e += (shape[i] - 1) * strides[i];
+  }
+  return e + 1;
+}
+Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vector<int64_t>& size,
+                           const std::vector<int64_t>& stride, const IValue& offset) {
+  const int64_t base = self.storage_offset();
+  const int64_t out_off = (offset.is_none() ? base : offset.to_int()) - base;
+  const int64_t n = std::max<int64_t>({storage_extent(self.sizes(), self.strides(), 0),
+                                       storage_extent(size, stride, out_off), int64_t{1}});
+  InputMetadata m = InputMetadata(g);
+  m.shape = {n};
+  Tensor flat = zeros_for_write(m, g);  // g's class and, with create_graph, part of the graph
+  const OperatorHandle& strided = OP("aten::as_strided");
+  if (no_internal_overlap(size, stride)) {
+    ops::copy_(call(strided, flat, size, stride, out_off), g);
+  } else {
+    Tensor pos = call(OP("aten::arange.start_step"), Scalar(int64_t{0}), Scalar(n), Scalar(int64_t{1}),
+                      ScalarType::Int64, IValue(), m.device, IValue());
+    Tensor out_pos = flat1(contiguous(call(strided, pos, size, stride, out_off)));
+    flat = ops::index_put(flat, {std::optional<Tensor>(out_pos)}, flat1(contiguous(g)), true);
+  }
+  return call(strided, flat, self.sizes().vec(), self.strides().vec(), int64_t{0});
+}
+
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
 #define HAS_G(i) (c.has_grad(i))
@@ -347,6 +716,19 @@ Tensor unfold_backward(const InputMetadata& m, const Tensor& g, int64_t dim, int
 #define R (c.result(0))
 #define GRAD(input, expr) \
   if (c.needs(#input)) c.set(#input, (expr));
+// Note [Tensor lists in the formula table]: one gradient per element of a Tensor[] argument.
+#define GRAD_LIST(input, expr) \
+  if (c.needs(#input)) c.set_list(#input, (expr));
+#define METAS(x) (c.list_metas(#x))
+#define TLIST(x) (c.tensor_list(#x))
+// Three inputs' gradients from one backward operator (convolution_backward, ...): one call if any is needed.
+#define GRADS3(a, b, d, expr)                          \
+  if (c.needs(#a) || c.needs(#b) || c.needs(#d)) {     \
+    std::vector<Tensor> r_ = (expr);                   \
+    c.set_if(#a, r_.size() > 0 ? r_[0] : Tensor());    \
+    c.set_if(#b, r_.size() > 1 ? r_[1] : Tensor());    \
+    c.set_if(#d, r_.size() > 2 ? r_[2] : Tensor());    \
+  }
 #define SDK_DERIVATIVE(op, node, saves, ...) {op, #node, saves, [](FormulaContext& c) { __VA_ARGS__ }},
 
 const Formula kFormulas[] = {
@@ -355,6 +737,10 @@ const Formula kFormulas[] = {
 
 #undef SDK_DERIVATIVE
 #undef GRAD
+#undef GRADS3
+#undef GRAD_LIST
+#undef METAS
+#undef TLIST
 #undef R
 #undef R_
 #undef G_
@@ -387,15 +773,28 @@ struct Table {
       const FunctionSchema& s = rec->schema;
       bool tensor_returns = !s.returns.empty();
       for (const Argument& r : s.returns) tensor_returns = tensor_returns && r.type->kind == TypeKind::Tensor;
-      SDK_CHECK(!s.is_mutable() && tensor_returns, "derivatives.def: ", f.op,
-                " must be a functional operator returning tensors");
+      bool writes_only_buffers = true;  // Note [Derivative formula table]: optional buffers only
+      for (size_t i = 0; i < s.arguments.size(); ++i) {
+        writes_only_buffers = writes_only_buffers && (!s.arguments[i].is_write() || s.arguments[i].type->is_optional());
+      }
       FormulaInfo info;
+      if (s.is_mutable()) {
+        for (const Argument& a : s.arguments) info.written.push_back(a.is_write());
+      }
+      SDK_CHECK(writes_only_buffers && tensor_returns, "derivatives.def: ", f.op,
+                " must be a functional operator returning tensors");
       info.formula = &f;
       info.num_returns = s.returns.size();
       info.saved.assign(s.arguments.size(), false);
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         info.names.push_back(s.arguments[i].name);
         if (is_tensor_type(s.arguments[i])) info.tensor_args.push_back(static_cast<uint16_t>(i));
+        const Type& t = *s.arguments[i].type;
+        const Type* e = t.kind == TypeKind::List ? t.elem.get() : nullptr;
+        if (e != nullptr && e->is_optional()) e = e->elem.get();
+        const bool list = e != nullptr && e->kind == TypeKind::Tensor;
+        info.is_list.push_back(list);
+        if (list && !t.elem->is_optional()) info.list_args.push_back(static_cast<uint16_t>(i));
       }
       std::string saves = f.saves;
       size_t pos = 0;
@@ -501,7 +900,44 @@ bool FormulaContext::needs(const char* name) const {
     if (pos[k] != idx) continue;
     return node.needs_mask.empty() ? node.next_edges()[k].is_valid() : node.needs_mask[k];
   }
+  const auto& lists = node.info->list_args;
+  for (size_t j = 0; j < lists.size() && j < node.list_begin.size(); ++j) {
+    if (lists[j] != idx) continue;
+    const size_t end = node.list_begin[j] + node.list_meta[j].size();
+    for (size_t e = node.list_begin[j]; e < end; ++e) {
+      if (node.next_edges()[e].is_valid()) return true;
+    }
+  }
   return false;
+}
+
+size_t FormulaContext::list_slot(const char* name) const {
+  const int idx = index(name);
+  const auto& pos = node.info->list_args;
+  for (size_t j = 0; j < pos.size(); ++j) {
+    if (pos[j] == idx) return j;
+  }
+  SDK_CHECK(false, node.name(), ": '", name, "' is not a Tensor[] argument");
+  return 0;
+}
+
+const std::vector<InputMetadata>& FormulaContext::list_metas(const char* name) const {
+  const size_t j = list_slot(name);
+  SDK_CHECK(j < node.list_meta.size(), node.name(), ": no metadata for '", name, "'");
+  return node.list_meta[j];
+}
+
+std::vector<std::optional<Tensor>> FormulaContext::tensor_list(const char* name) const {
+  const size_t i = static_cast<size_t>(index(name));
+  SDK_CHECK(i < node.saved_lists.size() && (!node.saved_lists[i].empty() || !node.released),
+            node.released ? kSecondBackwardMessage : "the formula reads an unsaved list");
+  std::vector<std::optional<Tensor>> out;
+  out.reserve(node.saved_lists[i].size());
+  for (const SavedVariable& v : node.saved_lists[i]) {
+    Tensor t = v.unpack(node.shared_from_this());
+    out.push_back(t.defined() ? std::optional<Tensor>(std::move(t)) : std::nullopt);
+  }
+  return out;
 }
 
 namespace {
@@ -519,15 +955,34 @@ variable_list FormulaNode::apply(variable_list&& grads) {
   // A released node still runs if its formula reads nothing saved (PyTorch: a graph whose nodes
   // saved nothing can be backpropagated twice); reading a freed SavedVariable raises. Gradients of
   // outputs none flowed into stay undefined: Note [Derivative formula table], multiple outputs.
-  FormulaContext c{*this, grads, std::vector<Tensor>(info->names.size())};
+  FormulaContext c{*this, grads, std::vector<Tensor>(info->names.size()),
+                   std::vector<std::vector<Tensor>>(info->list_args.size())};
   info->formula->fn(c);
   variable_list result(next_edges_.size());
-  for (size_t k = 0; k < next_edges_.size(); ++k) {
+  const size_t nplain = info->tensor_args.size();
+  for (size_t k = 0; k < nplain && k < next_edges_.size(); ++k) {
     if (!next_edges_[k].is_valid()) continue;
     const size_t arg = info->tensor_args[k];
     result[k] = conform(std::move(c.out[arg]), arg_meta[arg]);
   }
+  for (size_t j = 0; j < list_begin.size(); ++j) {  // Note [Tensor lists in the formula table]
+    std::vector<Tensor>& gs = c.list_out[j];
+    for (size_t e = 0; e < list_meta[j].size() && e < gs.size(); ++e) {
+      const size_t k = list_begin[j] + e;
+      if (next_edges_[k].is_valid()) result[k] = conform(std::move(gs[e]), list_meta[j][e]);
+    }
+  }
   return result;
+}
+
+std::vector<SavedVariable> save_list(const IValue& v) {
+  std::vector<SavedVariable> out;
+  if (v.is_tensor_list()) {
+    for (const Tensor& t : v.to_tensor_list()) out.emplace_back(t, /*is_output=*/false);
+  } else if (v.is_list()) {
+    for (const IValue& e : v.to_list()) out.emplace_back(e.is_tensor() ? e.to_tensor() : Tensor(), /*is_output=*/false);
+  }
+  return out;
 }
 
 variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args, std::vector<InputMetadata> meta,
@@ -544,8 +999,11 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
   node->saved.resize(nargs);
   node->arg_meta = std::move(meta);
   node->needs_mask = std::move(needs);
+  node->saved_lists.resize(nargs);
   for (size_t i = 0; i < nargs; ++i) {
-    if (args[i].is_tensor()) {
+    if (info.is_list[i]) {  // Note [Tensor lists in the formula table]
+      if (info.saved[i]) node->saved_lists[i] = save_list(args[i]);
+    } else if (args[i].is_tensor()) {
       if (info.saved[i]) node->saved[i] = SavedVariable(args[i].to_tensor(), /*is_output=*/false);
     } else if (info.saved[i]) {
       node->saved[i] = SavedVariable(Tensor(), /*is_output=*/false);  // an absent Tensor? argument
@@ -565,7 +1023,7 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
   if (info.saves_result) {
     for (const Tensor& r : results) node->results.emplace_back(r, /*is_output=*/false);
   }
-  FormulaContext c{*node, grads, std::vector<Tensor>(nargs)};
+  FormulaContext c{*node, grads, std::vector<Tensor>(nargs), std::vector<std::vector<Tensor>>(info.list_args.size())};
   info.formula->fn(c);
   variable_list out(info.tensor_args.size());
   for (size_t k = 0; k < info.tensor_args.size(); ++k) {
@@ -579,6 +1037,7 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
 void FormulaNode::release_variables() {
   released = true;
   for (SavedVariable& v : saved) v.reset();
+  for (std::vector<SavedVariable>& l : saved_lists) l.clear();
   for (SavedVariable& v : results) v.reset();
 }
 

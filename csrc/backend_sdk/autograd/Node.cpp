@@ -110,7 +110,16 @@ uint32_t output_nr(const Tensor& t) {
   return m != nullptr ? m->output_nr : 0;
 }
 
+// As PyTorch's tensor_data(): a new TensorImpl over the same storage (so the same version counter),
+// no dispatch and no view tracking. A __torch_dispatch__ subclass (Python key) keeps a dispatched
+// alias (as_strided), whose handler makes an alias of its own class.
 Tensor detached_alias(const Tensor& t) {
+  if (!t.key_set().has(DispatchKey::Python)) {
+    auto impl = make_intrusive<TensorImpl>(t.storage(), t.dtype(), t.device(), t.key_set());
+    impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    impl->set_inference(t.impl()->is_inference());
+    return Tensor(std::move(impl));
+  }
   ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
   return ops::as_strided(t, t.sizes(), t.strides(), t.storage_offset());
 }
@@ -136,8 +145,18 @@ std::string tensor_type_name(const Tensor& t) {
   return os.str();
 }
 
+// Note [Inference tensors cannot be saved]: as PyTorch's SavedVariable, an inference tensor (made under
+// inference_mode) is refused where autograd would save it (x * i with x requiring grad), before the forward
+// runs; ops that save nothing (x + i) record as usual. backend_sdk/autograd/_graph_api.py's saved_version
+// gives the same message on the Python path.
+const char* const kInferenceSavedMessage =
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.";
+
 SavedVariable::SavedVariable(const Tensor& t, bool is_output, uint32_t output_nr)
     : version_(t.defined() ? t.impl()->version() : 0), output_nr_(output_nr), is_output_(is_output), saved_(true) {
+  SDK_CHECK(!t.defined() || !t.impl()->is_inference(), kInferenceSavedMessage);
   data_ = is_output && t.defined() ? detached_alias(t) : t;
 }
 

@@ -827,7 +827,7 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("any.dims", kCIA, &any_dims_impl);
   m.impl("var.dim", kCIA, &var_dim_impl);
   m.impl("copy", kCIA, &copy_impl);
-  m.impl("fill.Scalar", kCIA, &fill_scalar_impl);
+  m.impl("fill.Scalar", kCEA, &fill_scalar_impl);  // recorded as FillBackward0 (derivatives.def)
   // Factories have no tensor argument to dispatch on: CompositeExplicitAutograd, as PyTorch's.
   m.impl("full", kCEA, &full_impl);
   m.impl("full_like", kCIA, &full_like_impl);

@@ -275,10 +275,35 @@ Tensor unfold_kernel(const Tensor& self, int64_t dimension, int64_t size, int64_
 }
 
 }  // namespace
+
+// ---- the in-place view operators (t_, transpose_, squeeze_, unsqueeze_): self takes the view's
+// geometry, as as_strided_ (an in-place operator: the version is bumped, as PyTorch counts them) ----
+Tensor take_geometry(const Tensor& self, const Tensor& v) {
+  self.impl()->set_sizes_and_strides(v.sizes(), v.strides(), v.storage_offset());
+  self.impl()->bump_version();
+  return self;
+}
+Tensor t__kernel(const Tensor& self) { return take_geometry(self, t_kernel(self)); }
+Tensor transpose__kernel(const Tensor& self, int64_t dim0, int64_t dim1) {
+  return take_geometry(self, transpose_kernel(self, dim0, dim1));
+}
+Tensor squeeze__kernel(const Tensor& self) { return take_geometry(self, squeeze_kernel(self)); }
+Tensor squeeze__dim_kernel(const Tensor& self, int64_t dim) { return take_geometry(self, squeeze_dim_kernel(self, dim)); }
+Tensor squeeze__dims_kernel(const Tensor& self, IntArrayRef dims) {
+  return take_geometry(self, squeeze_dims_kernel(self, dims));
+}
+Tensor unsqueeze__kernel(const Tensor& self, int64_t dim) { return take_geometry(self, unsqueeze_kernel(self, dim)); }
+
 }  // namespace sdk::ops
 
 SDK_LIBRARY_FRAGMENT(aten, m) {
   m.def("as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)");
+  m.def("t_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)");
+  m.def("squeeze_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)");
+  m.def("squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)");
+  m.def("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)");
   // Note [View operators]: PyTorch 2.13's schemas (native_functions.yaml).
   m.def("alias(Tensor(a) self) -> Tensor(a)");
   m.def("detach(Tensor(a) self) -> Tensor(a)");
@@ -299,6 +324,12 @@ SDK_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
   m.impl("view", &sdk::ops::view_kernel);
   m.impl("as_strided", &sdk::ops::as_strided_kernel);
   m.impl("as_strided_", &sdk::ops::as_strided__kernel);
+  m.impl("t_", &sdk::ops::t__kernel);
+  m.impl("transpose_", &sdk::ops::transpose__kernel);
+  m.impl("squeeze_", &sdk::ops::squeeze__kernel);
+  m.impl("squeeze_.dim", &sdk::ops::squeeze__dim_kernel);
+  m.impl("squeeze_.dims", &sdk::ops::squeeze__dims_kernel);
+  m.impl("unsqueeze_", &sdk::ops::unsqueeze__kernel);
   m.impl("alias", &sdk::ops::alias_kernel);
   m.impl("detach", &sdk::ops::detach_kernel);
   m.impl("t", &sdk::ops::t_kernel);

@@ -20,7 +20,28 @@
 // where the argument does not require grad or is not floating point), saves
 // the arguments the entry names (SavedVariable: version checked), runs the
 // operator below Autograd with grad mode off, and makes each floating-point
-// output output i of the node. Operators without an entry keep the Python
+// output output i of the node. An entry's operator is functional, except that
+// it may write optional buffers it takes no gradient for (native_batch_norm's
+// Tensor(a!)? running_mean / running_var: its kernel bumps their versions; the
+// formula reads them only where the forward did not write them, in eval mode;
+// a written argument is saved after the forward ran, since a backend may bump
+// its version even where it writes nothing).
+// A formula with one backward operator for several inputs
+// (convolution_backward's output_mask) is GRADS3(input, weight, bias, expr):
+// one call if any of them needs a gradient, each needed one taken from its
+// result (Note [Backward operators under create_graph], Formulas.cpp).
+//
+// Note [Tensor lists in the formula table]
+// A Tensor[] argument (cat's and stack's tensors) has one edge per element,
+// after the edges of the Tensor / Tensor? arguments; its formula is
+// GRAD_LIST(tensors, expr), expr giving one gradient per element (undefined
+// where none), METAS(tensors) the elements' shape/dtype/device. A saved
+// Tensor[] or Tensor?[] argument (index.Tensor's and index_put's indices) is
+// saved per element (version checked) and read as TLIST(indices), a list of
+// optional tensors. Tensor[] returns (unbind, split) stay on the Python path:
+// their outputs are views whose in-place writes rebase the base's history
+// there (CopySlices).
+// Operators without an entry keep the Python
 // recording hook (backend_sdk/autograd/_record.py) and its Python formulas.
 #pragma once
 
@@ -48,7 +69,10 @@ struct FormulaInfo {
   const Formula* formula = nullptr;
   std::vector<std::string> names;     // argument names, in schema order
   std::vector<uint16_t> tensor_args;  // positions of Tensor / Tensor? arguments (one edge each)
+  std::vector<uint16_t> list_args;    // positions of Tensor[] arguments (one edge per element, after those)
+  std::vector<bool> is_list;          // per argument: a Tensor[] or Tensor?[] (saved per element)
   std::vector<bool> saved;            // per argument: saved for backward
+  std::vector<bool> written;          // per argument: written by the operator (empty: none is)
   bool saves_result = false;
   size_t num_returns = 1;
 };
@@ -71,6 +95,12 @@ struct FormulaNode final : Node {
   std::vector<InputMetadata> arg_meta;    // per argument: metadata of tensor arguments
   std::vector<SavedVariable> results;     // saved outputs
   std::vector<bool> needs_mask;           // per tensor argument, when run without edges (run_formula_for)
+  // Note [Tensor lists in the formula table]: per Tensor[] argument (list_args order), the first edge
+  // of its elements and their metadata; per saved Tensor[] / Tensor?[] argument, its elements (an
+  // undefined one where the element was None).
+  std::vector<uint32_t> list_begin;
+  std::vector<std::vector<InputMetadata>> list_meta;
+  std::vector<std::vector<SavedVariable>> saved_lists;
   bool released = false;
 };
 
@@ -79,6 +109,7 @@ struct FormulaContext {
   FormulaNode& node;
   variable_list& grads;
   std::vector<Tensor> out;  // per argument: the gradient computed for it
+  std::vector<std::vector<Tensor>> list_out;  // per Tensor[] argument (list_args order): one per element
 
   int index(const char* name) const;
   Tensor tensor(const char* name) const;  // a saved tensor argument
@@ -91,10 +122,23 @@ struct FormulaContext {
   bool has_grad(size_t i) const { return i < grads.size() && grads[i].defined(); }
   int64_t integer(const char* name) const;
   std::vector<int64_t> ints(const char* name) const;
-  bool needs(const char* name) const;
+  bool needs(const char* name) const;  // for a Tensor[] argument: some element needs a gradient
+  // A saved Tensor[] / Tensor?[] argument (nullopt for a None element).
+  std::vector<std::optional<Tensor>> tensor_list(const char* name) const;
+  // The metadata of a Tensor[] argument's elements.
+  const std::vector<InputMetadata>& list_metas(const char* name) const;
+  void set_list(const char* name, std::vector<Tensor> gs) { list_out[list_slot(name)] = std::move(gs); }
+  size_t list_slot(const char* name) const;
   void set(const char* name, Tensor g) { out[static_cast<size_t>(index(name))] = std::move(g); }
+  // Sets the gradient of `name` if it needs one and g is defined (GRADS3).
+  void set_if(const char* name, Tensor g) {
+    if (g.defined() && needs(name)) set(name, std::move(g));
+  }
   const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
 };
+
+// A Tensor[] / Tensor?[] argument saved per element (Note [Tensor lists in the formula table]).
+std::vector<SavedVariable> save_list(const IValue& v);
 
 // Runs the formula of `info` outside a graph (the in-place path of the Python hook): `args` per
 // argument in schema order (tensors: the saved ones; undefined where not saved), `meta` per

@@ -58,8 +58,10 @@ struct SDK_API InputMetadata {
   std::vector<int64_t> shape;
   ScalarType dtype = ScalarType::Float32;
   Device device;
+  bool defined = false;  // false: no tensor (an absent Tensor? argument, an output none flowed into)
   InputMetadata() = default;
-  explicit InputMetadata(const Tensor& t) : shape(t.sizes().vec()), dtype(t.dtype()), device(t.device()) {}
+  explicit InputMetadata(const Tensor& t)
+      : shape(t.sizes().vec()), dtype(t.dtype()), device(t.device()), defined(true) {}
 };
 
 SDK_API uint64_t next_sequence_nr();
