@@ -2786,6 +2786,21 @@ Tensor squeeze(const Tensor& self, IntArrayRef dim) {
   return op.call(self, dim);
 }
 
+Tensor squeeze_(const Tensor& self) {
+  static const auto op = detail::typed<Tensor(const Tensor&)>("aten::squeeze_");
+  return op.call(self);
+}
+
+Tensor squeeze_(const Tensor& self, int64_t dim) {
+  static const auto op = detail::typed<Tensor(const Tensor&, int64_t)>("aten::squeeze_.dim");
+  return op.call(self, dim);
+}
+
+Tensor squeeze_(const Tensor& self, IntArrayRef dim) {
+  static const auto op = detail::typed<Tensor(const Tensor&, IntArrayRef)>("aten::squeeze_.dims");
+  return op.call(self, dim);
+}
+
 Tensor stack(TensorList tensors, int64_t dim) {
   static const auto op = detail::typed<Tensor(TensorList, int64_t)>("aten::stack");
   return op.call(tensors, dim);
@@ -2861,6 +2876,11 @@ int64_t sym_stride(const Tensor& self, int64_t dim) {
   return op.call(self, dim);
 }
 
+Tensor t_(const Tensor& self) {
+  static const auto op = detail::typed<Tensor(const Tensor&)>("aten::t_");
+  return op.call(self);
+}
+
 Tensor take_out(const Tensor& out, const Tensor& self, const Tensor& index) {
   static const auto op = detail::typed<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::take.out");
   return op.call(self, index, out);
@@ -2926,6 +2946,11 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
   return op.call(self, dim0, dim1);
 }
 
+Tensor transpose_(const Tensor& self, int64_t dim0, int64_t dim1) {
+  static const auto op = detail::typed<Tensor(const Tensor&, int64_t, int64_t)>("aten::transpose_");
+  return op.call(self, dim0, dim1);
+}
+
 Tensor tril(const Tensor& self, int64_t diagonal) {
   static const auto op = detail::typed<Tensor(const Tensor&, int64_t)>("aten::tril");
   return op.call(self, diagonal);
@@ -2973,6 +2998,11 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
   static const auto op = detail::typed<Tensor(const Tensor&, int64_t)>("aten::unsqueeze");
+  return op.call(self, dim);
+}
+
+Tensor unsqueeze_(const Tensor& self, int64_t dim) {
+  static const auto op = detail::typed<Tensor(const Tensor&, int64_t)>("aten::unsqueeze_");
   return op.call(self, dim);
 }
 

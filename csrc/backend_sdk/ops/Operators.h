@@ -1084,6 +1084,12 @@ SDK_API Tensor squeeze(const Tensor& self);
 SDK_API Tensor squeeze(const Tensor& self, int64_t dim);
 // aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 SDK_API Tensor squeeze(const Tensor& self, IntArrayRef dim);
+// aten::squeeze_(Tensor(a!) self) -> Tensor(a!)
+SDK_API Tensor squeeze_(const Tensor& self);
+// aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+SDK_API Tensor squeeze_(const Tensor& self, int64_t dim);
+// aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
+SDK_API Tensor squeeze_(const Tensor& self, IntArrayRef dim);
 // aten::stack(Tensor[] tensors, int dim=0) -> Tensor
 SDK_API Tensor stack(TensorList tensors, int64_t dim = 0);
 // aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
@@ -1114,6 +1120,8 @@ SDK_API int64_t sym_size(const Tensor& self, int64_t dim);
 SDK_API int64_t sym_storage_offset(const Tensor& self);
 // aten::sym_stride.int(Tensor self, int dim) -> SymInt
 SDK_API int64_t sym_stride(const Tensor& self, int64_t dim);
+// aten::t_(Tensor(a!) self) -> Tensor(a!)
+SDK_API Tensor t_(const Tensor& self);
 // aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 SDK_API Tensor take_out(const Tensor& out, const Tensor& self, const Tensor& index);
 // aten::tan(Tensor self) -> Tensor
@@ -1140,6 +1148,8 @@ SDK_API std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t d
 SDK_API Tensor trace(const Tensor& self);
 // aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 SDK_API Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
+// aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+SDK_API Tensor transpose_(const Tensor& self, int64_t dim0, int64_t dim1);
 // aten::tril(Tensor self, int diagonal=0) -> Tensor
 SDK_API Tensor tril(const Tensor& self, int64_t diagonal = 0);
 // aten::tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)
@@ -1160,6 +1170,8 @@ SDK_API std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 SDK_API Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step);
 // aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 SDK_API Tensor unsqueeze(const Tensor& self, int64_t dim);
+// aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+SDK_API Tensor unsqueeze_(const Tensor& self, int64_t dim);
 // aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 SDK_API Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_h = {}, std::optional<double> scales_w = {});
 // aten::upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
