@@ -170,9 +170,9 @@ def full(size: Sequence[int], fill_value: bool | int | float, *, out: Any = None
                    requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
-          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A tensor of zeros."""
+def _zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of zeros: the Python path of ``zeros``, for the calls its C function passes on."""
     if out is None and layout is None and not pin_memory:  # the hot path (Note [Factory fast path], PyFactories.cpp)
         t = _new_filled(size, 0, dtype, device)
         if t is None:
@@ -182,9 +182,9 @@ def zeros(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, de
                    requires_grad=requires_grad, pin_memory=pin_memory)
 
 
-def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
-         requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A tensor of ones."""
+def _ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, device: DeviceLike = None,
+          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A tensor of ones: the Python path of ``ones``, for the calls its C function passes on."""
     if out is None and layout is None and not pin_memory:  # the hot path (Note [Factory fast path], PyFactories.cpp)
         t = _new_filled(size, 1, dtype, device)
         if t is None:
@@ -192,6 +192,16 @@ def ones(*size: Any, out: Any = None, dtype: Any = None, layout: Any = None, dev
         return t.requires_grad_() if requires_grad else t
     return _filled(_sizes(size, "ones"), 1, "ones", out=out, dtype=dtype, layout=layout, device=device,
                    requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+# zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) and ones(...)
+# are C functions that make plain calls (int sizes; dtype, device, requires_grad=False) themselves and pass
+# every other call, unchanged, to _zeros / _ones (Note [Factory fast path], csrc/python/PyFactories.cpp).
+# The Python functions keep the public names in their own errors ("zeros() got an unexpected keyword ...").
+_zeros.__qualname__ = _zeros.__name__ = "zeros"
+_ones.__qualname__ = _ones.__name__ = "ones"
+zeros = _C._filled_factory("zeros", _zeros)
+ones = _C._filled_factory("ones", _ones)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, layout: Any = None, device: DeviceLike = None,

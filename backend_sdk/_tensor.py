@@ -430,24 +430,9 @@ class Tensor(_C.TensorBase):
         return self.expand(other.shape)
 
     # ---- indexing ----------------------------------------------------------------
-    def __getitem__(self, index: Any) -> "Tensor":
-        """PyTorch's indexing: ints, slices, None and Ellipsis give views; integer/bool tensors,
-        lists and numpy arrays index through ``aten::index`` (a copy)."""
-        # Note [Python hot paths]: x[i] and x[a:b:c] on a tensor with dims are the most common indices;
-        # they skip _apply_slicing's general walk (same views, same errors: select's and _slice's).
-        kind = type(index)
-        if kind is int and self.dim():
-            return _select_index(self, 0, index)
-        if kind is slice and self.dim():
-            start, stop, step = index.start, index.stop, index.step
-            return self._slice(0, None if start is None else int(start), None if stop is None else int(stop),
-                               1 if step is None else int(step))
-        result, indices = _apply_slicing(self, index)
-        if indices:
-            return ops.aten.index.Tensor(result, indices)
-        if result is self:
-            result = _alias(self)  # x[...] and x[()] are views: aten::alias, as PyTorch's
-        return result
+    # x[index] is TensorBase's C slot (Note [Indexing fast path], csrc/python/PyIndexing.cpp): exact ints
+    # and int slices on plain tensors go straight to aten::select.int / aten::slice.Tensor, every other
+    # index (and every subclass-like tensor) to _getitem below.
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value``: copy_/fill_ into the view for basic indices, ``aten::index_put_`` otherwise.
@@ -484,6 +469,30 @@ class Tensor(_C.TensorBase):
     # Note: `+`, `*`, `+=`, `*=` (both operand orders) are C slots of
     # _C.TensorBase. Defining __radd__ & co. here would make Python replace the
     # C slot with a generic one that looks both methods up per call (~2x slower).
+
+
+def _getitem(self: Tensor, index: Any) -> Tensor:
+    """PyTorch's indexing, the general path of ``x[index]``: ints, slices, None and Ellipsis give views;
+    integer/bool tensors, lists and numpy arrays index through ``aten::index`` (a copy)."""
+    # Note [Python hot paths]: x[i] and x[a:b:c] on a tensor with dims are the most common indices;
+    # they skip _apply_slicing's general walk (same views, same errors: select's and _slice's). Plain
+    # tensors rarely get here with them (the C slot takes them), subclass-like ones always do.
+    kind = type(index)
+    if kind is int and self.dim():
+        return _select_index(self, 0, index)
+    if kind is slice and self.dim():
+        start, stop, step = index.start, index.stop, index.step
+        return self._slice(0, None if start is None else int(start), None if stop is None else int(stop),
+                           1 if step is None else int(step))
+    result, indices = _apply_slicing(self, index)
+    if indices:
+        return ops.aten.index.Tensor(result, indices)
+    if result is self:
+        result = _alias(self)  # x[...] and x[()] are views: aten::alias, as PyTorch's
+    return result
+
+
+_C._set_getitem_fallback(_getitem)
 
 
 def _select_index(t: Tensor, dim: int, index: int) -> Tensor:

@@ -14,7 +14,10 @@
 // None, and returns None for anything else (a negative size, an np.int64, a
 // SymInt, a bad device string, a batched or non-contiguous source) so that the
 // Python path runs and raises its own errors: the fast path can change speed,
-// never behaviour.
+// never behaviour. backend_sdk.zeros and ones are C functions themselves
+// (_filled_factory below: the Python frame cost as much as the factory), and
+// fill_'s CPU kernel writes a small contiguous tensor without a TensorIterator
+// (Note [Small contiguous fill], ops/Fill.cpp).
 #include <Python.h>
 
 #include <optional>
@@ -29,16 +32,14 @@
 namespace sdk::python {
 namespace {
 
-// Sizes from `size` (the *size tuple of zeros(*size)); false for anything but non-negative plain ints.
-bool parse_sizes(PyObject* size, DimVector* out) {
-  if (!PyTuple_Check(size)) return false;
-  PyObject* seq = size;
-  if (PyTuple_GET_SIZE(size) == 1) {
-    PyObject* only = PyTuple_GET_ITEM(size, 0);
-    if (PyTuple_Check(only) || PyList_Check(only)) seq = only;
+// Sizes from the n arguments of zeros(*size): zeros(2, 3), or one tuple or list, zeros((2, 3)); false for
+// anything but non-negative plain ints.
+bool parse_size_args(PyObject* const* args, Py_ssize_t n, DimVector* out) {
+  PyObject* const* items = args;
+  if (n == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+    n = PySequence_Fast_GET_SIZE(args[0]);
+    items = PySequence_Fast_ITEMS(args[0]);
   }
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  PyObject** items = PySequence_Fast_ITEMS(seq);
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (!PyLong_CheckExact(items[i])) return false;  // bool, np.int64, SymInt: the Python path
     int overflow = 0;
@@ -47,6 +48,11 @@ bool parse_sizes(PyObject* size, DimVector* out) {
     out->push_back(static_cast<int64_t>(v));
   }
   return true;
+}
+
+// Sizes from `size` (the *size tuple of zeros(*size)).
+bool parse_sizes(PyObject* size, DimVector* out) {
+  return PyTuple_Check(size) && parse_size_args(&PyTuple_GET_ITEM(size, 0), PyTuple_GET_SIZE(size), out);
 }
 
 bool parse_value(PyObject* obj, Scalar* out) {
@@ -134,7 +140,92 @@ PyObject* new_filled_like(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   SDK_HANDLE_ERRORS_END(nullptr)
 }
 
+// ---- zeros and ones themselves (Note [Factory fast path]) ----
+// backend_sdk.zeros / ones are these C functions: a Python function's frame and its six keyword-only
+// defaults (looked up one by one in its __kwdefaults__ on every call) cost as much as the factory
+// itself. A call with sizes of plain ints and no keyword but dtype, device and requires_grad=False
+// is made here; any other call (out=, layout=, pin_memory=, requires_grad=True, other sizes, an
+// unknown keyword) goes to the Python function registered for it (_factories._zeros / _ones), with
+// the same arguments, which raises the errors.
+PyObject* g_general[2] = {nullptr, nullptr};  // [value]: the Python zeros and ones; kept for the process
+
+bool keyword_is(PyObject* key, const char* name) {
+  return PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
+
+PyObject* filled_factory(int value, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  SDK_HANDLE_ERRORS_BEGIN
+  PyObject* dtype_obj = Py_None;
+  PyObject* device_obj = Py_None;
+  bool plain = true;
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw && plain; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    PyObject* v = args[nargs + k];
+    if (keyword_is(key, "dtype")) {
+      dtype_obj = v;
+    } else if (keyword_is(key, "device")) {
+      device_obj = v;
+    } else {
+      plain = keyword_is(key, "requires_grad") && v == Py_False;
+    }
+  }
+  DimVector sizes;
+  std::optional<ScalarType> dtype;
+  std::optional<Device> device;
+  if (plain && parse_size_args(args, nargs, &sizes) && parse_options(dtype_obj, device_obj, &dtype, &device)) {
+    return make_filled(sizes, Scalar(int64_t{value}), dtype, device);
+  }
+  SDK_HANDLE_ERRORS_END(nullptr)
+  if (g_general[value] == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "backend_sdk._factories has not registered its zeros/ones");
+    return nullptr;
+  }
+  return PyObject_Vectorcall(g_general[value], args, static_cast<size_t>(nargs), kwnames);
+}
+
+PyObject* zeros_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return filled_factory(0, args, nargs, kwnames);
+}
+PyObject* ones_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return filled_factory(1, args, nargs, kwnames);
+}
+
+PyMethodDef g_entry_defs[2] = {
+    {"zeros", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(zeros_entry)), METH_FASTCALL | METH_KEYWORDS,
+     "zeros(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> "
+     "Tensor\n\nA tensor of zeros of the given size (ints, or one sequence of ints)."},
+    {"ones", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(ones_entry)), METH_FASTCALL | METH_KEYWORDS,
+     "ones(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False) -> "
+     "Tensor\n\nA tensor of ones of the given size (ints, or one sequence of ints)."},
+};
+
+// _filled_factory(name, general) -> the C zeros or ones, falling back to `general` (Python's).
+PyObject* filled_factory_binding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyCallable_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, "_filled_factory(name, general): a name ('zeros' or 'ones') and a callable");
+    return nullptr;
+  }
+  const int value = keyword_is(args[0], "zeros") ? 0 : keyword_is(args[0], "ones") ? 1 : -1;
+  if (value < 0) {
+    PyErr_SetString(PyExc_ValueError, "_filled_factory: name must be 'zeros' or 'ones'");
+    return nullptr;
+  }
+  PyObject* module = PyUnicode_FromString("backend_sdk");
+  if (module == nullptr) return nullptr;
+  PyObject* fn = PyCFunction_NewEx(&g_entry_defs[value], nullptr, module);
+  Py_DECREF(module);
+  if (fn == nullptr) return nullptr;
+  Py_INCREF(args[1]);
+  Py_XSETREF(g_general[value], args[1]);
+  return fn;
+}
+
 PyMethodDef g_factory_methods[] = {
+    {"_filled_factory", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(filled_factory_binding)),
+     METH_FASTCALL,
+     "_filled_factory(name, general): backend_sdk.zeros or ones as a C function that makes plain calls itself "
+     "and passes every other call to general (Note [Factory fast path])."},
     {"_new_filled", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(new_filled)), METH_FASTCALL,
      "_new_filled(size, value, dtype, device): empty + fill_ for plain int sizes, None when the call needs the "
      "Python path (Note [Factory fast path])."},

@@ -439,6 +439,18 @@ PyMethodDef g_methods[] = {
     {"_is_same", m_is_same, METH_O, "True if both objects wrap the same TensorImpl."},
     {nullptr, nullptr, 0, nullptr}};
 
+// x[index] (Note [Indexing fast path], PyIndexing.cpp); x[index] = value stays backend_sdk.Tensor's.
+PyMappingMethods g_mapping_methods = [] {
+  PyMappingMethods m{};
+  m.mp_subscript = tensor_getitem;
+  return m;
+}();
+PySequenceMethods g_sequence_methods = [] {
+  PySequenceMethods m{};
+  m.sq_item = tensor_sq_item;
+  return m;
+}();
+
 }  // namespace
 
 void init_tensor(py::module_& m) {
@@ -454,6 +466,8 @@ void init_tensor(py::module_& m) {
     t.tp_methods = g_methods;
     t.tp_getset = g_getset;
     t.tp_as_number = &g_number_methods;
+    t.tp_as_mapping = &g_mapping_methods;
+    t.tp_as_sequence = &g_sequence_methods;
     t.tp_richcompare = tensor_richcompare;
     t.tp_hash = PyBaseObject_Type.tp_hash;  // identity: == builds a tensor, hashing stays by id
     t.tp_new = tensor_new;

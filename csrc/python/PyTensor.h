@@ -32,6 +32,11 @@ PyObject* wrap_tensor(Tensor t);
 
 void init_tensor(pybind11::module_& m);
 
+// x[index]: TensorBase's mp_subscript and sq_item slots (PyIndexing.cpp, Note [Indexing fast path]).
+PyObject* tensor_getitem(PyObject* self, PyObject* index);
+PyObject* tensor_sq_item(PyObject* self, Py_ssize_t i);
+void init_indexing(pybind11::module_& m);
+
 }  // namespace sdk::python
 
 // pybind11 conversions for sdk::Tensor, through the raw type.

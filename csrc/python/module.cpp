@@ -57,6 +57,7 @@ PYBIND11_MODULE(_C, m) {
   sdk::python::init_errors(m);
   sdk::python::init_core(m);
   sdk::python::init_tensor(m);
+  sdk::python::init_indexing(m);
   sdk::python::init_ops(m);
   sdk::python::init_interop(m);
   sdk::python::init_testing(m);
