@@ -116,10 +116,10 @@ def test_each_device_type_has_its_own_state():
 
 def test_the_table_covers_pytorchs_lists_for_the_defined_operators():
     """Each entry of PyTorch 2.13's lists has a kernel at the Autocast key, or the SDK does not define it yet."""
-    cpu = ("conv1d conv2d bmm mm baddbmm addmm linear matmul scaled_dot_product_attention prod prod.dim_int trace "
+    cpu = ("conv1d conv2d conv_transpose1d conv_transpose2d.input bmm mm baddbmm addmm linear matmul scaled_dot_product_attention prod prod.dim_int trace "
            "reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d mse_loss nll_loss nll_loss2d "
            "cross_entropy_loss stack cat index_copy").split()
-    device = ("conv1d conv2d convolution addmm matmul einsum mm linear baddbmm bmm scaled_dot_product_attention "
+    device = ("conv1d conv2d conv_transpose1d conv_transpose2d.input convolution addmm matmul einsum mm linear baddbmm bmm scaled_dot_product_attention "
               "erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt tan pow.Tensor_Scalar pow.Tensor_Tensor "
               "pow.Scalar layer_norm native_layer_norm group_norm nll_loss nll_loss2d mse_loss logsumexp "
               "upsample_nearest2d upsample_bilinear2d prod prod.dim_int softmax.int log_softmax.int cumprod cumsum "
@@ -127,7 +127,7 @@ def test_the_table_covers_pytorchs_lists_for_the_defined_operators():
               "scatter_add acos asin cosh sinh atan2").split()
     # PyTorch's entries the SDK does not define yet (ops/detail/AutocastPolicies.def): when one is added to the
     # operator library it must get its table entry, and this list loses it.
-    not_defined_yet = ("conv3d conv_tbc conv_transpose1d prelu addmv addr mv linalg_vecdot addbmm chain_matmul "
+    not_defined_yet = ("conv3d conv_tbc prelu addmv addr mv linalg_vecdot addbmm chain_matmul "
                        "softplus cosine_similarity kl_div l1_loss smooth_l1_loss huber_loss "
                        "binary_cross_entropy_with_logits cdist dist pdist renorm cross vdot tensordot "
                        "grid_sampler polar quantile inverse cholesky").split()
@@ -518,3 +518,15 @@ def test_a_dropped_weight_frees_its_cached_cast(device):
         assert _C._autocast_cache_size() == 2  # w2 and w3 (held by out's graph)
         out.float().sum().backward()
     assert _C._autocast_cache_size() == 0
+
+
+@pytest.mark.parametrize("device", ["cpu", "accel"])
+def test_transposed_convolutions_run_in_lower_precision(device: str) -> None:
+    """conv_transpose1d / conv_transpose2d.input are on PyTorch's lower-precision lists (CPU and device)."""
+    import backend_sdk as bs
+
+    x, w = bs.randn(1, 2, 5, device=device), bs.randn(2, 3, 3, device=device)
+    with bs.autocast(device, dtype=bs.bfloat16):
+        assert bs.nn.functional.conv_transpose1d(x, w).dtype == bs.bfloat16
+        assert bs.nn.functional.conv_transpose2d(x[..., None], w[..., None]).dtype == bs.bfloat16
+    assert bs.nn.functional.conv_transpose1d(x, w).dtype == bs.float32
