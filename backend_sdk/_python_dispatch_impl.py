@@ -188,11 +188,18 @@ def _python_key_fallback(op: Any, types: tuple, args: tuple, kwargs: dict) -> An
         stack = _tls.stack
     except AttributeError:
         stack = _mode_stack()
-    if stack:
-        # as _pop_mode_temporarily: the handler's own calls go to the modes below (or the subclasses)
-        mode_obj = stack.pop()
-        infra = getattr(_tls, "infra", None)
-        if not stack and infra is None:
+    infra = getattr(_tls, "infra", None)
+    if stack or infra is not None:
+        # as _pop_mode_temporarily: the handler's own calls go to the modes below (or the subclasses); the
+        # infra mode (FakeTensorMode) comes after every user mode (Note [Infra modes])
+        from_stack = bool(stack)
+        if from_stack:
+            mode_obj = stack.pop()
+        else:
+            mode_obj = infra
+            _tls.infra = None
+        none_left = not stack and (infra is None or not from_stack)
+        if none_left:
             _C._set_python_dispatch_included(False)
         try:
             rule = _rule_for(op, type(mode_obj)) if _rules else None
@@ -201,29 +208,14 @@ def _python_key_fallback(op: Any, types: tuple, args: tuple, kwargs: dict) -> An
             else:
                 result = mode_obj.__torch_dispatch__(op, types, args, kwargs)
         finally:
-            if not stack and infra is None:
+            if none_left:
                 _C._set_python_dispatch_included(True)
-            stack.append(mode_obj)
+            if from_stack:
+                stack.append(mode_obj)
+            else:
+                _tls.infra = mode_obj
         if result is not NotImplemented:
             return result
-    else:
-        infra = getattr(_tls, "infra", None)
-        if infra is not None:
-            # the infra mode (FakeTensorMode) comes after every user mode: Note [Infra modes]
-            mode_obj = infra
-            _tls.infra = None
-            _C._set_python_dispatch_included(False)
-            try:
-                rule = _rule_for(op, type(mode_obj)) if _rules else None
-                if rule is not None:
-                    result = rule(mode_obj, op, types, args, kwargs)
-                else:
-                    result = mode_obj.__torch_dispatch__(op, types, args, kwargs)
-            finally:
-                _tls.infra = mode_obj
-                _C._set_python_dispatch_included(True)
-            if result is not NotImplemented:
-                return result
     overloaded = types
     for cls in overloaded:
         rule = _rule_for(op, cls) if _rules else None
