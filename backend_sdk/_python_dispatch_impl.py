@@ -37,9 +37,10 @@ does for ``__torch_dispatch__``:
      key and define ``__torch_dispatch__``, a subclass before its bases, otherwise
      left to right (the *overloaded* types);
   2. if a mode is active, the innermost user mode (else the infra mode) is popped
-     for the duration of its handler (``_pop_mode_temporarily``: the operators the handler calls go to the
-     next mode, or to the subclasses and backends when none is left) and its rule
-     from ``library.register_torch_dispatch`` runs, else its ``__torch_dispatch__``;
+     for the duration of its handler (``_pop_mode_temporarily``: the operators the
+     handler calls go to the next mode, or to the subclasses and backends when none
+     is left) and its rule from ``library.register_torch_dispatch`` runs, else its
+     ``__torch_dispatch__``;
   3. if that returned ``NotImplemented`` (or no mode is active), each overloaded
      class in order: its registered rule for the operator, else its
      ``__torch_dispatch__(func, types, args, kwargs)``;
@@ -81,7 +82,7 @@ def _infra_mode() -> Any:
 
 
 def _update_included() -> None:
-    _C._set_python_dispatch_included(bool(_mode_stack()) or getattr(_tls, "infra", None) is not None)
+    _C._set_python_dispatch_included(bool(_mode_stack()) or _infra_mode() is not None)
 
 
 def _push_mode(mode: Any) -> None:
@@ -116,7 +117,6 @@ def _set_infra_mode(mode: Any) -> Any:
 @contextlib.contextmanager
 def _pop_mode_temporarily() -> Iterator[Any]:
     """Pops the innermost mode for the block (its own calls go to the modes below) and pushes it back."""
-    infra_before = getattr(_tls, "infra", None)
     from_stack = bool(_mode_stack())
     mode = _pop_mode()
     try:
@@ -125,7 +125,7 @@ def _pop_mode_temporarily() -> Iterator[Any]:
         if from_stack:
             _push_mode(mode)
         else:
-            _set_infra_mode(infra_before)
+            _set_infra_mode(mode)
 
 
 # (qualified operator name, class) -> its rules from library.register_torch_dispatch, newest last: the newest

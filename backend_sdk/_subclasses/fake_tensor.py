@@ -315,12 +315,8 @@ class FakeTensorMode(TorchDispatchMode):
         for cls in types:
             if not issubclass(cls, FakeTensor):
                 return NotImplemented
-        computing = _Computing(self)
-        computing.__enter__()
-        try:
+        with _Computing(self):
             return _fake_fallback(func, None, args, kwargs or {})
-        finally:
-            computing.__exit__()
 
     def from_tensor(self, t: Tensor) -> FakeTensor:
         """The fake tensor standing for real tensor t (the same object for the same t)."""

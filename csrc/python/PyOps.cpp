@@ -595,20 +595,53 @@ PyObject* argument_to_python(const IValue& v, const Type& type) {
   return from_ivalue(v);
 }
 
+// Whether an argument's value is its schema default (PyTorch compares the IValues).
+bool is_default_value(const IValue& v, const std::optional<IValue>& d) {
+  if (!d || v.tag() != d->tag()) return false;
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return true;
+    case IValue::Tag::Int:
+      return v.to_int() == d->to_int();
+    case IValue::Tag::Double:
+      return v.to_double() == d->to_double();
+    case IValue::Tag::Bool:
+      return v.to_bool() == d->to_bool();
+    case IValue::Tag::String:
+      return v.to_string() == d->to_string();
+    case IValue::Tag::Device:
+      return v.to_device() == d->to_device();
+    case IValue::Tag::IntList:
+      return v.to_int_list() == d->to_int_list();
+    case IValue::Tag::DoubleList:
+      return v.to_double_list() == d->to_double_list();
+    default:
+      return false;
+  }
+}
+
 // Pops the operator's arguments off the stack as (args, kwargs): positional
-// parameters positionally, kwarg-only ones by keyword. GIL held.
-std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema, Stack* stack) {
+// parameters positionally, kwarg-only ones by keyword. With `defaults` (the
+// bound schema's), arguments holding their default are left out as Note
+// [Handler arguments] says. GIL held.
+std::pair<py::list, py::dict> pop_python_arguments(const FunctionSchema& schema, Stack* stack,
+                                                   const BoundSchema* defaults = nullptr) {
   size_t n = schema.arguments.size();
   SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
             " arguments but the stack holds ", stack->size(), " values");
   size_t base = stack->size() - n;
+  auto at_default = [&](size_t i) { return defaults && is_default_value((*stack)[base + i], defaults->defaults[i]); };
+  size_t positional_end = schema.num_positional();
+  while (positional_end > 0 && at_default(positional_end - 1)) --positional_end;
   py::list args;
   py::dict kwargs;
   for (size_t i = 0; i < n; ++i) {
+    const bool kwarg_only = schema.arguments[i].kwarg_only;
+    if (kwarg_only ? at_default(i) : i >= positional_end) continue;
     PyObject* raw = argument_to_python((*stack)[base + i], *schema.arguments[i].type);
     if (!raw) throw py::error_already_set();
     py::object v = py::reinterpret_steal<py::object>(raw);
-    if (schema.arguments[i].kwarg_only) {
+    if (kwarg_only) {
       kwargs[schema.arguments[i].name.c_str()] = v;
     } else {
       args.append(v);
@@ -874,33 +907,6 @@ std::string caller_location() {
 
 }  // namespace
 
-namespace {
-// Whether an argument's value is its schema default (PyTorch compares the IValues).
-bool is_default_value(const IValue& v, const std::optional<IValue>& d) {
-  if (!d || v.tag() != d->tag()) return false;
-  switch (v.tag()) {
-    case IValue::Tag::None:
-      return true;
-    case IValue::Tag::Int:
-      return v.to_int() == d->to_int();
-    case IValue::Tag::Double:
-      return v.to_double() == d->to_double();
-    case IValue::Tag::Bool:
-      return v.to_bool() == d->to_bool();
-    case IValue::Tag::String:
-      return v.to_string() == d->to_string();
-    case IValue::Tag::Device:
-      return v.to_device() == d->to_device();
-    case IValue::Tag::IntList:
-      return v.to_int_list() == d->to_int_list();
-    case IValue::Tag::DoubleList:
-      return v.to_double_list() == d->to_double_list();
-    default:
-      return false;
-  }
-}
-}  // namespace
-
 // Note [Handler arguments]
 // What a __torch_dispatch__ handler receives, as PyTorch's parseIValuesToPyArgsKwargs gives it:
 // keyword-only arguments that hold their default are left out of kwargs, and so are the trailing
@@ -910,32 +916,7 @@ bool is_default_value(const IValue& v, const std::optional<IValue>& d) {
 std::pair<py::list, py::dict> pop_arguments_for_python(const OperatorHandle& op, Stack* stack) {
   py::object overload = overload_object(op);
   const BoundSchema& bound = *reinterpret_cast<PyOpOverload*>(overload.ptr())->bound;
-  const FunctionSchema& schema = bound.schema;
-  const size_t n = schema.arguments.size();
-  SDK_CHECK(stack->size() >= n, "Internal error: ", schema.qualified_name(), " has ", n,
-            " arguments but the stack holds ", stack->size(), " values");
-  const size_t base = stack->size() - n;
-  size_t positional_end = bound.num_positional;
-  while (positional_end > 0 && is_default_value((*stack)[base + positional_end - 1], bound.defaults[positional_end - 1])) {
-    --positional_end;
-  }
-  py::list args;
-  py::dict kwargs;
-  for (size_t i = 0; i < n; ++i) {
-    const IValue& value = (*stack)[base + i];
-    const bool kwarg_only = schema.arguments[i].kwarg_only;
-    if (kwarg_only ? is_default_value(value, bound.defaults[i]) : i >= positional_end) continue;
-    PyObject* raw = argument_to_python(value, *schema.arguments[i].type);
-    if (!raw) throw py::error_already_set();
-    py::object v = py::reinterpret_steal<py::object>(raw);
-    if (kwarg_only) {
-      kwargs[bound.names[i]] = v;
-    } else {
-      args.append(v);
-    }
-  }
-  stack->resize(base);
-  return {std::move(args), std::move(kwargs)};
+  return pop_python_arguments(bound.schema, stack, &bound);
 }
 void push_returns_from_python(const FunctionSchema& schema, py::handle result, Stack* stack) {
   push_python_returns(schema, result, stack);

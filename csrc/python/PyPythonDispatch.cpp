@@ -16,6 +16,7 @@
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/runtime/DeviceGuard.h>
+#include "python/PyArgs.h"
 #include "python/PyCore.h"
 #include "python/PyTensor.h"
 
@@ -168,24 +169,11 @@ void add_overloaded_value(std::vector<PyTypeObject*>& found, PyObject* v) {
 // func(...) with the number wraps it again.
 void unwrap_number(PyObject** slot) {
   if (!is_tensor(*slot)) return;
-  const Tensor& t = unpack_tensor(*slot);
-  if (!t.impl()->is_wrapped_number() || t.device().type != DeviceType::CPU) return;
-  PyObject* number = nullptr;
-  switch (t.dtype()) {
-    case ScalarType::Int64:
-      number = PyLong_FromLongLong(*t.data_ptr<int64_t>());
-      break;
-    case ScalarType::Float64:
-      number = PyFloat_FromDouble(*t.data_ptr<double>());
-      break;
-    case ScalarType::Bool:
-      number = PyBool_FromLong(*t.data_ptr<bool>());
-      break;
-    default:
-      return;
-  }
-  if (number == nullptr) throw py::error_already_set();
-  Py_SETREF(*slot, number);
+  std::optional<Scalar> number = wrapped_number(unpack_tensor(*slot));
+  if (!number) return;
+  PyObject* obj = from_ivalue(IValue(*number));
+  if (obj == nullptr) throw py::error_already_set();
+  Py_SETREF(*slot, obj);
 }
 
 void unwrap_numbers(py::list& args, py::dict& kwargs) {

@@ -13,6 +13,20 @@ namespace py = pybind11;
 namespace sdk::python {
 
 PyTypeObject* g_tensor_base_type = nullptr;
+std::optional<Scalar> wrapped_number(const Tensor& t) {
+  if (!t.impl()->is_wrapped_number() || t.device().type != DeviceType::CPU) return std::nullopt;
+  switch (t.dtype()) {
+    case ScalarType::Int64:
+      return Scalar(*t.data_ptr<int64_t>());
+    case ScalarType::Float64:
+      return Scalar(*t.data_ptr<double>());
+    case ScalarType::Bool:
+      return Scalar(*t.data_ptr<bool>());
+    default:
+      return std::nullopt;
+  }
+}
+
 namespace {
 PyTypeObject* g_tensor_class = nullptr;  // backend_sdk.Tensor, set by _set_tensor_class
 // backend_sdk._subclasses.fake_tensor.FakeTensor: wraps TensorImpls that carry the Fake key.
@@ -163,17 +177,8 @@ constexpr char kXorScalar[] = "aten::bitwise_xor.Scalar";
 
 using TensorScalarSig = Tensor(const Tensor&, const Scalar&);
 using ScalarTensorSig = Tensor(const Scalar&, const Tensor&);
-// The number to_operand wrapped (a 0-dim CPU tensor of int64, float64 or bool).
-Scalar number_of(const Tensor& wrapped) {
-  switch (wrapped.dtype()) {
-    case ScalarType::Int64:
-      return Scalar(*wrapped.data_ptr<int64_t>());
-    case ScalarType::Float64:
-      return Scalar(*wrapped.data_ptr<double>());
-    default:
-      return Scalar(*wrapped.data_ptr<bool>());
-  }
-}
+// The number to_operand wrapped for a reflected slot.
+Scalar number_of(const Tensor& wrapped) { return *wrapped_number(wrapped); }
 
 Tensor reflected_add(const Tensor& n, const Tensor& t) { return typed_op<kAddTensor, BinarySig>().call(t, n, Scalar(int64_t{1})); }
 Tensor reflected_mul(const Tensor& n, const Tensor& t) { return typed_op<kMulTensor, BinaryNoAlphaSig>().call(t, n); }

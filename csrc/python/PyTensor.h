@@ -11,6 +11,8 @@
 #pragma once
 
 #include <Python.h>
+
+#include <optional>
 #include <pybind11/pybind11.h>
 
 #include <backend_sdk/tensor/Tensor.h>
@@ -31,6 +33,10 @@ inline const Tensor& unpack_tensor(PyObject* obj) { return reinterpret_cast<PyTe
 PyObject* wrap_tensor(Tensor t);
 
 void init_tensor(pybind11::module_& m);
+
+// The Python number a wrapped-number tensor stands for (a CPU tensor made by wrapped_scalar_tensor
+// from an int, float or bool: Int64, Float64 or Bool); nullopt for any other tensor.
+std::optional<Scalar> wrapped_number(const Tensor& t);
 
 // x[index]: TensorBase's mp_subscript and sq_item slots (PyIndexing.cpp, Note [Indexing fast path]).
 PyObject* tensor_getitem(PyObject* self, PyObject* index);
