@@ -77,9 +77,12 @@ def _defined(ns: str, name: str) -> bool:
 
 
 def _format(f: Any) -> Any:
+    """The memory_format object for a MemoryFormat argument: the object itself, or PyTorch's enum number
+    (ops.aten.is_contiguous.memory_format(t, 2)). A number naming no format answers as contiguous_format, as
+    PyTorch's TensorImpl::is_contiguous does (it tests the channels-last formats and otherwise the default)."""
     if isinstance(f, _formats.memory_format):
         return f
-    return next(m for m in _formats._FORMATS if m.value == int(f))
+    return next((m for m in _formats._FORMATS if m.__index__() == int(f)), _formats.contiguous_format)
 
 
 _libs = _define_ops()  # held for the process: the definitions go when their Library does

@@ -181,3 +181,15 @@ def test_new_zeros_in_the_profiler():
     with profile() as prof:
         x.new_zeros(4)
     assert "aten::new_zeros" in [e.key for e in prof.key_averages()]
+
+
+@pytest.mark.parametrize("number, expected", [(0, True), (1, True), (2, False), (3, False), (7, True), (-1, True)])
+def test_is_contiguous_memory_format_operator_takes_enum_numbers(number, expected):
+    # PyTorch: a MemoryFormat argument of an operator call may be the enum number; a number naming no format
+    # answers as contiguous (TensorImpl tests channels_last / channels_last_3d, else the default layout).
+    # Found by the binding fuzzer (a number out of range raised AttributeError).
+    t = bs.ones(2, 3)
+    assert ops.aten.is_contiguous.memory_format(t, number) is expected
+    cl = bs.empty(1, 2, 3, 4, memory_format=bs.channels_last)
+    assert ops.aten.is_contiguous.memory_format(cl, 2) is True
+    assert ops.aten.is_contiguous.memory_format(cl, number) is (number == 2)
