@@ -76,15 +76,20 @@ _FIRST_KERNEL_STABLE = """In `csrc/Kernels.cpp`, write a kernel on `sdk::stable:
 
 _FIRST_KERNEL_CPP = """In `csrc/Kernels.cpp`, write a typed kernel (the schema's arguments as C++
    parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block. An
-   elementwise one is its arithmetic plus two lines (`unary_f32` / `binary_f32` do the checks, the
-   allocation and the launch; a case they do not serve goes to the CPU fallback):
+   elementwise one is its arithmetic given to `device_sim::elementwise<float>` (`device_sim.hpp`,
+   the simulator's C++ helpers: it declines a case the device does not serve, such as another
+   dtype or broadcasting, to the CPU fallback, allocates the result and launches the loop on the
+   current stream):
 
        // neg(Tensor self) -> Tensor
-       Tensor neg(const Tensor& self) { return unary_f32(self, "neg_f32", [](float x) { return -x; }); }
+       Tensor neg(const Tensor& self) { return device_sim::elementwise<float>("neg_f32", [](float x) { return -x; }, self); }
 
        m.impl("neg", sdk::declinable(&neg));  // in the SDK_LIBRARY_IMPL block
 
-   Other kernels call any aten operator through the SDK's generated C++ API (`sdk::ops::sum(x)`,
+   Any other kernel launches its own loop with `device_sim::launch(device, name, [=] { ... })` over
+   `device_sim::host_data<float>(t)` (the address a kernel reaches a device tensor's memory at), as
+   `sum` does; on the hardware each of these becomes your driver's kernel launch. Kernels call any
+   aten operator through the SDK's generated C++ API (`sdk::ops::sum(x)`,
    `sdk::ops::sum_out(out, x, dims)`, `<backend_sdk/ops/Operators.h>`) and the Tensor methods
    (`x.contiguous()`, `x.to(dtype)`, `x.view(sizes)`, `x.transpose(0, 1)`, ...)."""
 

@@ -10,6 +10,7 @@
 // With the SDK's C++ API (not on the include path of a STABLE library, which gets only the above):
 //   device_sim::launch(device, name, fn)      the same on the device's current stream; a failure raises
 //   device_sim::host_address / host_data<T> / host_alias   a device tensor's memory, as kernels reach it
+//   device_sim::local_copy(dst, src)          a strided copy within the device (copy_'s LocalCopy hook)
 //   device_sim::elementwise<T>(name, fn, a, b, ...)         a dense elementwise kernel that declines the
 //                                             rest (Note [Simulated elementwise kernels])
 // On real hardware each of these becomes a driver call: a kernel launch with device pointers.
@@ -151,6 +152,13 @@ T* host_data(const sdk::Tensor& t) {
 inline sdk::Tensor host_alias(const sdk::Tensor& t) {
   return sdk::from_blob(host_address(t), t.storage()->nbytes(), t.sizes(), t.strides(), t.storage_offset(),
                         t.dtype(), sdk::Device(sdk::DeviceType::CPU));
+}
+
+// A copy within one simulated device, any strides and dtypes: the LocalCopy hook the SDK's
+// contract-backed copy_ needs from a device (sdk::ops::device::register_contract_kernels(m,
+// &device_sim::local_copy), ops/DeviceOps.h), a kernel on dst's current stream.
+inline void local_copy(const sdk::Tensor& dst, const sdk::Tensor& src) {
+  launch(dst.device(), "copy_", [d = host_alias(dst), s = host_alias(src)] { sdk::ops::copy_(d, s); });
 }
 
 // The dtype of C++ type T (elementwise<T>).

@@ -123,7 +123,7 @@ constexpr const char* kDeviceOperators[] = {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  sdk::ops::device::register_contract_kernels(m, &accel::local_copy);  // empty, copy_, resize_, item
+  sdk::ops::device::register_contract_kernels(m, &device_sim::local_copy);  // empty, copy_, resize_, item
   m.impl("uniform_", &uniform_);
   m.impl("normal_", &normal_);
   m.impl("bernoulli_.float", &bernoulli_);

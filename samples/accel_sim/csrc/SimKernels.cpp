@@ -93,15 +93,6 @@ size_t aliased_argument(const sdk::FunctionSchema& schema, const sdk::Argument& 
   return 0;
 }
 
-}  // namespace
-
-void local_copy(const Tensor& dst, const Tensor& src) {
-  Tensor d = device_sim::host_alias(dst), s = device_sim::host_alias(src);
-  device_sim::launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
-}
-
-namespace {
-
 // ---------------------------------------------------------------------------
 // Note [Launch geometry cache]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~

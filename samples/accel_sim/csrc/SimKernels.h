@@ -40,7 +40,4 @@ sdk::Tensor meta_like(const sdk::Tensor& t);
 void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
                       sdk::Stack* stack);
 
-// copy_ within one device (the SDK's LocalCopy hook, ops/DeviceOps.h).
-void local_copy(const sdk::Tensor& dst, const sdk::Tensor& src);
-
 }  // namespace accel

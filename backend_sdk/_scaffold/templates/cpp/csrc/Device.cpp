@@ -84,7 +84,7 @@ sdk_status dev_event_elapsed_time(void* ctx, float* ms, sdk_event_t start, sdk_e
 // all_gather, reduce_scatter, broadcast, send and recv enqueued on a stream. With it, backend_sdk.distributed
 // gets the process-group backend "__NAME__:<backend_name>" with no Python code. Until then every call
 // delegates to the simulator's simccl, found in its extension chain. Delete the extension (and its link in
-// make_api) if the device has no collectives: the SDK then stages device tensors through host memory.
+// kApi) if the device has no collectives: the SDK then stages device tensors through host memory.
 #define CCL(ctx, fn, ...) device_sim::collectives()->fn(ctx, __VA_ARGS__)
 sdk_status ccl_get_unique_id(void* ctx, sdk_ccl_unique_id* id) { return CCL(ctx, get_unique_id, id); }  // REAL LIBRARY CALL GOES HERE
 sdk_status ccl_comm_init_rank(void* ctx, sdk_ccl_comm_t* comm, int32_t device, const sdk_ccl_unique_id* id, int32_t nranks,
@@ -126,28 +126,23 @@ const sdk_collectives_extension kCollectives = {
     &ccl_reduce_scatter, &ccl_broadcast, &ccl_send, &ccl_recv,
 };
 
-// The table, from the contract's slot list (SDK_DEVICE_API_SLOTS): every slot is dev_<slot>. When the SDK
-// adds a slot (a new minor, always OPTIONAL), this stops compiling until you write dev_<slot> or
-// leave it out: the SDK then uses the default documented in runtime/DeviceApi.h.
-sdk_device_api make_api() {
-  sdk_device_api api{};
-  api.struct_size = sizeof(sdk_device_api);
-  api.major_version = SDK_DEVICE_API_MAJOR;
-  api.minor_version = SDK_DEVICE_API_MINOR;
-  api.extension_start = &kCollectives.base;  // optional features (Note [Device API extensions]): collectives
-#define SET_SLOT(name, ret, params, presence, minor) api.name = &dev_##name;
-  SDK_DEVICE_API_SLOTS(SET_SLOT)
+// The table: the header, then every slot as dev_<slot>, from the contract's slot list (SDK_DEVICE_API_SLOTS,
+// which the struct's fields follow). When the SDK adds a slot (a new minor, always OPTIONAL) this stops
+// compiling until you write dev_<slot> (runtime/DeviceApi.h says what it must do).
+const sdk_device_api kApi = {
+    sizeof(sdk_device_api), SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR,
+    &kCollectives.base,  // optional features (Note [Device API extensions]): collectives
+#define SET_SLOT(name, ret, params, presence, minor) &dev_##name,
+    SDK_DEVICE_API_SLOTS(SET_SLOT)
 #undef SET_SLOT
-  return api;
-}
+};
 
 }  // namespace
 
 // What backend_sdk.utils.register_backend(..., device=LIBRARY_PATH) looks up in this library (Note [Device context]).
 extern "C" __attribute__((visibility("default"))) sdk_status sdk_device_entry(sdk_device_instance* instance) {
-  static const sdk_device_api api = make_api();
   if (instance == nullptr) return SDK_ERROR_INVALID_VALUE;
-  instance->api = &api;
+  instance->api = &kApi;
   instance->context = device_sim::contract().context;  // REAL DRIVER CALL GOES HERE (your own state)
   return SDK_SUCCESS;
 }

@@ -2,7 +2,7 @@
 //
 // - Allocation, transfers, resize_ and item() are the SDK's contract-backed kernels
 //   (ops/DeviceOps.h): they need only the device contract (Device.cpp), plus a copy within the
-//   device (local_copy below).
+//   device (device_sim::local_copy on the simulator).
 // - add, mul, relu and sum run on the device where it computes them natively (here: contiguous
 //   float32 tensors of one shape); every other case, and every other operator, goes to the SDK's
 //   CPU fallback (copies to the host, the CPU kernel, copies back; it warns once per operator and
@@ -14,24 +14,15 @@
 // Kernels are launched on the current stream and return at once, like CUDA kernels; until the
 // hardware exists they run on the simulator (device_sim.hpp: device_sim::launch runs a C++ callable
 // on its worker threads, device_sim::host_data gives the host address of a device tensor's memory).
+// <backend_sdk/extension.h> is the SDK's C++ API in one include.
 // "REAL DRIVER CALL GOES HERE" marks what to replace.
-#include <optional>
-
 #include "device_sim.hpp"
 #include <backend_sdk/dispatch/Decline.h>
-#include <backend_sdk/dispatch/Library.h>
-#include <backend_sdk/ops/DeviceOps.h>
-#include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/extension.h>
 
 namespace {
 
 using sdk::Tensor;
-
-// A copy within one device, any strides and dtypes (what copy_ needs from the device).
-void local_copy(const Tensor& dst, const Tensor& src) {  // REAL DRIVER CALL GOES HERE: the device's strided copy
-  auto d = device_sim::host_alias(dst), s = device_sim::host_alias(src);
-  device_sim::launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
-}
 
 // Typed kernels: the schema's arguments as C++ parameters (Note [Kernel argument types]). An
 // elementwise kernel is its arithmetic: device_sim::elementwise<float> declines what it does not
@@ -70,7 +61,8 @@ Tensor sum(const Tensor& self, std::optional<sdk::ScalarType> dtype) {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  sdk::ops::device::register_contract_kernels(m, &local_copy);  // empty, copy_, resize_, item
+  // empty, copy_, resize_, item; REAL DRIVER CALL GOES HERE: your device's strided copy in place of local_copy
+  sdk::ops::device::register_contract_kernels(m, &device_sim::local_copy);
   // A kernel that may decline (sdk::decline / SDK_DECLINE_IF) is registered through sdk::declinable.
   m.impl("add.Tensor", sdk::declinable(&add));
   m.impl("mul.Tensor", sdk::declinable(&mul));
