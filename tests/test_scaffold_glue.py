@@ -136,3 +136,77 @@ def test_no_copies_of_the_device_sim_helpers(folder):
         assert not found, f"{path.relative_to(ROOT)} defines its own device_sim helpers: {found}"
         assert "dlopen" not in text and "dlsym" not in text, path
         assert "device_sim_launch_kernel_named" not in text and "device_sim_launch_kernel(" not in text, path
+
+
+LAUNCH_PROBE = r"""
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+
+#include "device_sim.hpp"
+
+namespace {
+std::atomic<int> g_runs{0}, g_freed{0};
+}
+
+// Launches a kernel on accel:0's current stream that counts its runs (and throws when asked); the
+// kernel owns a shared_ptr whose deleter counts the release of its last copy: the heap job's.
+extern "C" int probe_launch(int throws) {
+  std::shared_ptr<int> owned(new int(0), [](int* p) { delete p; ++g_freed; });
+  device_sim::launch(sdk::Device(sdk::DeviceType::PrivateUse1, 0), "probe_kernel", [owned, throws] {
+    ++g_runs;
+    if (throws) throw std::runtime_error("the probe kernel failed");
+  });
+  return 0;
+}
+extern "C" int probe_runs() { return g_runs; }
+extern "C" int probe_freed() { return g_freed; }
+
+// The simulator's table through device_sim::contract(), and its collectives extension.
+extern "C" int probe_contract_device_count() {
+  int32_t n = -1;
+  const sdk_device_instance& sim = device_sim::contract();
+  if (device_sim::collectives() == nullptr || sim.api->device_count(sim.context, &n) != SDK_SUCCESS) return -1;
+  return n;
+}
+"""
+
+
+def test_device_sim_launch_reports_faults_and_frees_every_job(tmp_path, monkeypatch):
+    """device_sim.hpp's launch (Note [Simulated kernel launch]): the kernel runs on the stream, an
+    exception becomes the kernel fault of the next synchronising call, and the job is freed exactly
+    once, also when the kernel never runs (an injected fault)."""
+    import ctypes
+    import shutil
+
+    if shutil.which("c++") is None:
+        pytest.skip("no C++ compiler")
+    import accel
+    import backend_sdk
+    import device_sim
+    from backend_sdk.utils import cpp_extension
+
+    monkeypatch.setenv("BACKEND_SDK_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    src = tmp_path / "launch_probe.cpp"
+    src.write_text(LAUNCH_PROBE)
+    sim_lib = Path(device_sim.library_path())
+    path = cpp_extension.load("glue_launch_probe", [str(src)], extra_include_paths=cpp_extension.include_paths("accel"),
+                              extra_ldflags=[str(sim_lib), f"-Wl,-rpath,{sim_lib.parent}"], is_python_module=False)
+    lib = ctypes.CDLL(path)
+    assert lib.probe_contract_device_count() == device_sim.num_devices() >= 1
+
+    lib.probe_launch(0)
+    accel.synchronize()
+    assert (lib.probe_runs(), lib.probe_freed()) == (1, 1)
+
+    lib.probe_launch(1)
+    with pytest.raises(backend_sdk.AcceleratorError, match="probe_kernel.*the probe kernel failed"):
+        accel.synchronize()
+    assert (lib.probe_runs(), lib.probe_freed()) == (2, 2)
+
+    device_sim.inject("kernel_fault", 0, message="injected")
+    lib.probe_launch(0)
+    with pytest.raises(backend_sdk.AcceleratorError, match="injected"):
+        accel.synchronize()
+    assert (lib.probe_runs(), lib.probe_freed()) == (2, 3)  # never ran, released all the same
+    accel.synchronize()  # the device works again

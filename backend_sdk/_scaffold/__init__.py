@@ -37,7 +37,12 @@ _LAYOUT_CPP = """- `CMakeLists.txt` — finds the SDK's CMake package and builds
 - `csrc/Kernels.cpp` — kernels registered under PrivateUse1: the SDK's contract-backed kernels,
   add / mul / relu / sum on the device, the SDK's CPU fallback for the rest.
 - `__NAME__/__init__.py` — renames PrivateUse1 to `__NAME__`, loads the library, attaches the device,
-  generates `Tensor.__NAME__()` / `Tensor.is___NAME__` and the device module."""
+  generates `Tensor.__NAME__()` / `Tensor.is___NAME__` and the device module.
+- `device_sim.hpp` (the SDK's, next to `device_sim.h`) — the simulator's C++ helpers both C++ files
+  use until the hardware exists: `device_sim::contract()` (the simulator's contract table, which every
+  `dev_*` slot forwards to), `device_sim::launch` (a C++ callable run as a kernel on a stream),
+  `device_sim::host_data` / `host_alias` (a device tensor's memory as a kernel reaches it),
+  `device_sim::local_copy` and `device_sim::elementwise`. Bring-up replaces each use with a driver call."""
 
 _LAYOUT_PY = """- `__NAME__/__init__.py` — the device (a `backend_sdk.utils.python_device.PythonDevice`), numpy
   kernels for add / mul / relu / sum registered with `backend_sdk.library`, the SDK's contract-backed
