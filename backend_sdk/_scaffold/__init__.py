@@ -37,7 +37,12 @@ _LAYOUT_CPP = """- `CMakeLists.txt` — finds the SDK's CMake package and builds
 - `csrc/Kernels.cpp` — kernels registered under PrivateUse1: the SDK's contract-backed kernels,
   add / mul / relu / sum on the device, the SDK's CPU fallback for the rest.
 - `__NAME__/__init__.py` — renames PrivateUse1 to `__NAME__`, loads the library, attaches the device,
-  generates `Tensor.__NAME__()` / `Tensor.is___NAME__` and the device module."""
+  generates `Tensor.__NAME__()` / `Tensor.is___NAME__` and the device module.
+- `device_sim.hpp` (the SDK's, next to `device_sim.h`) — the simulator's C++ helpers both C++ files
+  use until the hardware exists: `device_sim::contract()` (the simulator's contract table, which every
+  `dev_*` slot forwards to), `device_sim::launch` (a C++ callable run as a kernel on a stream),
+  `device_sim::host_data` / `host_alias` (a device tensor's memory as a kernel reaches it),
+  `device_sim::local_copy` and `device_sim::elementwise`. Bring-up replaces each use with a driver call."""
 
 _LAYOUT_PY = """- `__NAME__/__init__.py` — the device (a `backend_sdk.utils.python_device.PythonDevice`), numpy
   kernels for add / mul / relu / sum registered with `backend_sdk.library`, the SDK's contract-backed
@@ -76,15 +81,20 @@ _FIRST_KERNEL_STABLE = """In `csrc/Kernels.cpp`, write a kernel on `sdk::stable:
 
 _FIRST_KERNEL_CPP = """In `csrc/Kernels.cpp`, write a typed kernel (the schema's arguments as C++
    parameters) and register it in the `SDK_LIBRARY_IMPL(aten, PrivateUse1, m)` block. An
-   elementwise one is its arithmetic plus two lines (`unary_f32` / `binary_f32` do the checks, the
-   allocation and the launch; a case they do not serve goes to the CPU fallback):
+   elementwise one is its arithmetic given to `device_sim::elementwise<float>` (`device_sim.hpp`,
+   the simulator's C++ helpers: it declines a case the device does not serve, such as another
+   dtype or broadcasting, to the CPU fallback, allocates the result and launches the loop on the
+   current stream):
 
        // neg(Tensor self) -> Tensor
-       Tensor neg(const Tensor& self) { return unary_f32(self, "neg_f32", [](float x) { return -x; }); }
+       Tensor neg(const Tensor& self) { return device_sim::elementwise<float>("neg_f32", [](float x) { return -x; }, self); }
 
        m.impl("neg", sdk::declinable(&neg));  // in the SDK_LIBRARY_IMPL block
 
-   Other kernels call any aten operator through the SDK's generated C++ API (`sdk::ops::sum(x)`,
+   Any other kernel launches its own loop with `device_sim::launch(device, name, [=] { ... })` over
+   `device_sim::host_data<float>(t)` (the address a kernel reaches a device tensor's memory at), as
+   `sum` does; on the hardware each of these becomes your driver's kernel launch. Kernels call any
+   aten operator through the SDK's generated C++ API (`sdk::ops::sum(x)`,
    `sdk::ops::sum_out(out, x, dims)`, `<backend_sdk/ops/Operators.h>`) and the Tensor methods
    (`x.contiguous()`, `x.to(dtype)`, `x.view(sizes)`, `x.transpose(0, 1)`, ...)."""
 

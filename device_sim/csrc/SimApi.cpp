@@ -979,15 +979,22 @@ void notify_event_completed() {
 
 using namespace device_sim;
 
-extern "C" {
-
-sdk_status sdk_device_entry(sdk_device_instance* instance) {
+namespace {
+sdk_status fill_instance(sdk_device_instance* instance) {
   if (instance == nullptr || instance->struct_size < offsetof(sdk_device_instance, context) + sizeof(void*))
     return SDK_ERROR_INVALID_VALUE;
   instance->api = &kApi;
   instance->context = &g_context;  // Note [device_sim context]
   return SDK_SUCCESS;
 }
+}  // namespace
+
+extern "C" {
+
+sdk_status sdk_device_entry(sdk_device_instance* instance) { return fill_instance(instance); }
+
+// sdk_device_entry under a name of its own, which a delegating backend can call (device_sim.h).
+sdk_status device_sim_get_contract(sdk_device_instance* instance) { return fill_instance(instance); }
 
 const char* device_sim_last_error_message(void) { return t_last_error.c_str(); }
 

@@ -3,7 +3,9 @@
  * as sdk_device_entry, with the "sdk.trace" extension).
  *
  * Vendors writing simulated kernels, and the device_sim Python package
- * (through ctypes), use these. Device pointers handed out by the simulator
+ * (through ctypes), use these; C++ kernels use the helpers over them in
+ * device_sim.hpp (launching a callable, host aliases, the simulator's
+ * contract table for delegation). Device pointers handed out by the simulator
  * point into memory the host cannot touch (Note [Simulated device memory] in
  * csrc/SimMemory.h): a kernel reaches it through device_sim_translate(),
  * like a real kernel reaching device memory on the device.
@@ -30,6 +32,11 @@ extern "C" {
  * context]; the simulator's context identifies it, Note [device_sim context]
  * in csrc/SimApi.cpp). */
 DEVICE_SIM_API sdk_status sdk_device_entry(sdk_device_instance* instance);
+/* The same as sdk_device_entry, under a name of its own: for a backend whose
+ * device library delegates to the simulator (the scaffold's Device.cpp) and
+ * exports its own sdk_device_entry, which that name binds to inside it
+ * (device_sim::contract() in device_sim.hpp calls this). */
+DEVICE_SIM_API sdk_status device_sim_get_contract(sdk_device_instance* instance);
 /* The detailed message of the calling thread's last failing call (the
  * contract's get_last_error_message, without the table). */
 DEVICE_SIM_API const char* device_sim_last_error_message(void);

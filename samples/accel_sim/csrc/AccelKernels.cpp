@@ -8,6 +8,7 @@
 #include <string>
 
 #include "SimKernels.h"
+#include "device_sim.hpp"
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/DeviceOps.h>
 #include <backend_sdk/ops/Functions.h>
@@ -22,8 +23,8 @@ template <typename Fill>
 sdk::Tensor random_fill(const sdk::Tensor& self, const char* op, const std::optional<sdk::Generator>& generator,
                         uint64_t counters, Fill fill) {
   auto [seed, offset] = sdk::ops::philox_reserve(generator, self.device(), counters, op);
-  sdk::Tensor host = accel::host_alias(self);
-  accel::launch(self.device(), op, [host, seed = seed, offset = offset, fill] { fill(host, seed, offset); });
+  sdk::Tensor host = device_sim::host_alias(self);
+  device_sim::launch(self.device(), op, [host, seed = seed, offset = offset, fill] { fill(host, seed, offset); });
   self.impl()->bump_version();
   return self;
 }
@@ -122,7 +123,7 @@ constexpr const char* kDeviceOperators[] = {
 }  // namespace
 
 SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  sdk::ops::device::register_contract_kernels(m, &accel::local_copy);  // empty, copy_, resize_, item
+  sdk::ops::device::register_contract_kernels(m, &device_sim::local_copy);  // empty, copy_, resize_, item
   m.impl("uniform_", &uniform_);
   m.impl("normal_", &normal_);
   m.impl("bernoulli_.float", &bernoulli_);

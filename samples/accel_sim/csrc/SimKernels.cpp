@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "device_sim.h"
+#include "device_sim.hpp"
 #include <backend_sdk/dispatch/DisableRecordFunction.h>
 #include <backend_sdk/ops/Factories.h>
 #include <backend_sdk/ops/Functions.h>
@@ -24,34 +24,6 @@ using sdk::IValue;
 using sdk::Tensor;
 
 namespace {
-
-struct Job {
-  std::function<void()> fn;
-};
-
-// Runs on the stream's worker (Note [Simulated kernels], step 3); possibly
-// again for every replay of a graph that recorded it, so it leaves the job
-// alone: release_job frees it after the last run (device_sim's
-// launch_kernel_reusable, Note [Simulated graphs]).
-void run_job(void* args) {
-  Job* job = nullptr;
-  std::memcpy(&job, args, sizeof(job));
-  // Device work: the CPU operators that compute it are not host operators of a profile (the device's trace
-  // shows the kernel).
-  sdk::profiler::DisableRecordFunctionGuard not_host_work;
-  try {
-    job->fn();
-  } catch (const std::exception& e) {
-    device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
-  }
-}
-
-// After run_job's last run, or instead of it when the kernel does not run (Note [Kernel jobs]).
-void release_job(void* args) {
-  Job* job = nullptr;
-  std::memcpy(&job, args, sizeof(job));
-  delete job;
-}
 
 bool on_device(const Tensor& t) { return t.defined() && !t.is_cpu() && !t.is_meta(); }
 
@@ -120,43 +92,6 @@ size_t aliased_argument(const sdk::FunctionSchema& schema, const sdk::Argument& 
   SDK_CHECK(false, schema.qualified_name(), ": a mutable return aliases no argument");
   return 0;
 }
-
-}  // namespace
-
-namespace {
-
-// The host address of a device tensor's storage (nullptr for an empty one).
-void* host_address(const Tensor& t) {
-  const sdk::StorageImpl& storage = *t.storage();
-  void* host = storage.data() ? device_sim_translate(storage.data()) : nullptr;
-  SDK_CHECK(host || !storage.data(), "accel: ", t.str(), " is not in simulated device memory");
-  return host;
-}
-
-}  // namespace
-
-Tensor host_alias(const Tensor& t) {
-  return sdk::from_blob(host_address(t), t.storage()->nbytes(), t.sizes(), t.strides(), t.storage_offset(),
-                        t.dtype(), Device(DeviceType::CPU));
-}
-
-void launch(Device device, const char* name, std::function<void()> fn) {
-  auto* job = new Job{std::move(fn)};
-  sdk::runtime::Stream stream = sdk::runtime::current_stream(device);
-  sdk_status st =
-      device_sim_launch_kernel_reusable(stream.native(), name, &run_job, &release_job, &job, sizeof(job));
-  if (st != SDK_SUCCESS) {
-    delete job;
-    sdk::runtime::check_status(device.type, st, "accel: kernel launch");
-  }
-}
-
-void local_copy(const Tensor& dst, const Tensor& src) {
-  Tensor d = host_alias(dst), s = host_alias(src);
-  launch(dst.device(), "copy_", [d, s] { sdk::ops::copy_(d, s); });
-}
-
-namespace {
 
 // ---------------------------------------------------------------------------
 // Note [Launch geometry cache]
@@ -401,7 +336,7 @@ struct AliasSpec {
 };
 
 AliasSpec alias_spec(const Tensor& t, size_t slot, int64_t list_pos) {
-  return {slot, list_pos, host_address(t), t.storage()->nbytes(), sdk::DimVector(t.sizes()),
+  return {slot, list_pos, device_sim::host_address(t), t.storage()->nbytes(), sdk::DimVector(t.sizes()),
           sdk::DimVector(t.strides()), t.storage_offset(), t.dtype()};
 }
 
@@ -478,7 +413,7 @@ void release_kernel_job(void* raw) {
 void run_kernel_job(void* raw) {
   KernelJob* job = nullptr;
   std::memcpy(&job, raw, sizeof(job));
-  sdk::profiler::DisableRecordFunctionGuard not_host_work;  // device work (run_job)
+  sdk::profiler::DisableRecordFunctionGuard not_host_work;  // device work (as device_sim::launch's kernels)
   try {
     sdk::Stack args = job->args;  // call_boxed consumes its stack
     for (const AliasSpec& a : job->inputs) {

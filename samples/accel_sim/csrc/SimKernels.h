@@ -5,7 +5,8 @@
 // The simulator's compute units are the host's cores: a kernel is a host
 // function the simulator runs on the stream's worker thread, in order with
 // the stream's copies and other kernels, reaching device memory through its
-// host alias (device_sim_translate). This backend's kernels are the SDK's own
+// host alias (device_sim_translate; device_sim::launch and device_sim::host_alias,
+// device_sim.hpp, for kernels written by hand). This backend's kernels are the SDK's own
 // CPU kernels run that way:
 //  1. at launch, on the calling thread, the operator runs on meta tensors of
 //     the same geometry: this checks the arguments (errors are raised here,
@@ -25,32 +26,18 @@
 // freed block only in its stream's order (record_stream covers other streams).
 #pragma once
 
-#include <functional>
-
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/tensor/Tensor.h>
 
 namespace accel {
 
-// A CPU tensor viewing a device tensor's memory through the simulator's
-// host alias, with the same geometry. Only kernels running on a stream may
-// touch it (host code touching device memory is the bug the simulator catches).
-sdk::Tensor host_alias(const sdk::Tensor& device_tensor);
-
 // A meta tensor with `t`'s geometry over a (resizable) meta storage as big as
 // t's: running an operator's Meta kernel on it checks the arguments.
 sdk::Tensor meta_like(const sdk::Tensor& t);
-
-// Runs `job` on the current stream of `device` (asynchronously); `name`
-// names the kernel in fault messages and traces.
-void launch(sdk::Device device, const char* name, std::function<void()> job);
 
 // The boxed kernel of Note [Simulated kernels], for any aten operator with a
 // Meta kernel whose results are fresh tensors or its mutated arguments.
 void simulated_kernel(sdk::OperatorKernel*, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
                       sdk::Stack* stack);
-
-// copy_ within one device (the SDK's LocalCopy hook, ops/DeviceOps.h).
-void local_copy(const sdk::Tensor& dst, const sdk::Tensor& src);
 
 }  // namespace accel

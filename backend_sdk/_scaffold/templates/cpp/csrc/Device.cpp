@@ -5,45 +5,16 @@
 // like a device: separate memory, asynchronous streams, finite capacity. Bring-up replaces each
 // body marked "REAL DRIVER CALL GOES HERE" with the driver's call and its status mapping; the
 // comments in runtime/DeviceApi.h say what each entry must do.
-#include <dlfcn.h>
-
-#include <cstring>
-
+#include "device_sim.hpp"
 #include <backend_sdk/runtime/DeviceApi.h>
 #include <backend_sdk/runtime/DeviceCollectivesExtension.h>
 
 namespace {
 
-// Note [Device context] (runtime/DeviceApi.h): the SDK passes this to every slot. Here it holds the
-// simulator's own table and context; a real driver keeps its per-instance state here instead.
-struct DeviceContext {
-  const sdk_device_api* sim = nullptr;
-  void* sim_context = nullptr;
-};
-
-DeviceContext* ctx_of(void* context) { return static_cast<DeviceContext*>(context); }
-
-// The simulator's contract (libdevice_sim.so is a dependency of this library, so it is loaded).
-DeviceContext* make_context() {
-  static DeviceContext ctx = [] {
-    DeviceContext c;
-    void* handle = dlopen("libdevice_sim.so", RTLD_NOW | RTLD_NOLOAD);
-    auto* entry = handle ? reinterpret_cast<sdk_device_entry_fn>(dlsym(handle, SDK_DEVICE_ENTRY_NAME)) : nullptr;
-    sdk_device_instance inst{};
-    inst.struct_size = sizeof(inst);
-    inst.sdk_major_version = SDK_DEVICE_API_MAJOR;
-    inst.sdk_minor_version = SDK_DEVICE_API_MINOR;
-    if (entry != nullptr && entry(&inst) == SDK_SUCCESS) {
-      c.sim = inst.api;
-      c.sim_context = inst.context;
-    }
-    return c;
-  }();
-  return &ctx;
-}
-
-#define SIM(ctx, slot, ...) \
-  (ctx_of(ctx)->sim ? ctx_of(ctx)->sim->slot(ctx_of(ctx)->sim_context, __VA_ARGS__) : SDK_ERROR_UNKNOWN)
+// Note [Device context] (runtime/DeviceApi.h): the SDK passes the context sdk_device_entry returns to
+// every slot. Until the hardware exists it is the simulator's (device_sim::contract(), device_sim.hpp),
+// and every slot forwards to the simulator's table; a real driver keeps its per-instance state there.
+#define SIM(ctx, slot, ...) device_sim::contract().api->slot(ctx, __VA_ARGS__)
 
 // ---- devices ----
 sdk_status dev_device_count(void* ctx, int32_t* count) { return SIM(ctx, device_count, count); }  // REAL DRIVER CALL GOES HERE
@@ -59,6 +30,10 @@ sdk_status dev_mem_get_info(void* ctx, int32_t device, size_t* free_bytes, size_
 sdk_status dev_device_synchronize(void* ctx, int32_t device) { return SIM(ctx, device_synchronize, device); }  // REAL DRIVER CALL GOES HERE
 sdk_status dev_can_access_peer(void* ctx, int32_t device, int32_t peer, int32_t* can_access) {
   return SIM(ctx, can_access_peer, device, peer, can_access);  // REAL DRIVER CALL GOES HERE (OPTIONAL slot)
+}
+const char* dev_get_error_string(void* ctx, sdk_status status) { return SIM(ctx, get_error_string, status); }  // REAL DRIVER CALL GOES HERE
+const char* dev_get_last_error_message(void* ctx) {  // OPTIONAL slot: detailed text of the last failure
+  return device_sim::contract().api->get_last_error_message(ctx);  // REAL DRIVER CALL GOES HERE
 }
 
 // ---- memory ----
@@ -104,22 +79,13 @@ sdk_status dev_event_elapsed_time(void* ctx, float* ms, sdk_event_t start, sdk_e
   return SIM(ctx, event_elapsed_time, ms, start, end);  // REAL DRIVER CALL GOES HERE
 }
 
-#undef SIM
-
 // ---- collectives: the optional "sdk.collectives" extension (runtime/DeviceCollectivesExtension.h) ----
 // Your collective library (your NCCL) plugs in here: communicators from a unique id, then all_reduce,
 // all_gather, reduce_scatter, broadcast, send and recv enqueued on a stream. With it, backend_sdk.distributed
 // gets the process-group backend "__NAME__:<backend_name>" with no Python code. Until then every call
 // delegates to the simulator's simccl, found in its extension chain. Delete the extension (and its link in
-// make_api) if the device has no collectives: the SDK then stages device tensors through host memory.
-const sdk_collectives_extension* sim_ccl(void* ctx) {
-  if (!ctx_of(ctx)->sim) return nullptr;
-  for (auto* e = ctx_of(ctx)->sim->extension_start; e != nullptr; e = e->next)
-    if (std::strcmp(e->name, SDK_COLLECTIVES_EXTENSION_NAME) == 0) return reinterpret_cast<const sdk_collectives_extension*>(e);
-  return nullptr;
-}
-#define CCL(ctx, fn, ...) \
-  (sim_ccl(ctx) ? sim_ccl(ctx)->fn(ctx_of(ctx)->sim_context, __VA_ARGS__) : SDK_ERROR_NOT_SUPPORTED)
+// kApi) if the device has no collectives: the SDK then stages device tensors through host memory.
+#define CCL(ctx, fn, ...) device_sim::collectives()->fn(ctx, __VA_ARGS__)
 sdk_status ccl_get_unique_id(void* ctx, sdk_ccl_unique_id* id) { return CCL(ctx, get_unique_id, id); }  // REAL LIBRARY CALL GOES HERE
 sdk_status ccl_comm_init_rank(void* ctx, sdk_ccl_comm_t* comm, int32_t device, const sdk_ccl_unique_id* id, int32_t nranks,
                               int32_t rank, const sdk_ccl_fabric* fabric) {
@@ -151,7 +117,6 @@ sdk_status ccl_recv(void* ctx, void* buf, size_t count, int32_t dtype, int32_t p
                     sdk_stream_t stream) {
   return CCL(ctx, recv, buf, count, dtype, peer, comm, stream);  // REAL LIBRARY CALL GOES HERE
 }
-#undef CCL
 
 // The extension struct: size and version first, the backend's name, then the functions (only ever appended).
 const sdk_collectives_extension kCollectives = {
@@ -161,37 +126,23 @@ const sdk_collectives_extension kCollectives = {
     &ccl_reduce_scatter, &ccl_broadcast, &ccl_send, &ccl_recv,
 };
 
-const char* dev_get_error_string(void* ctx, sdk_status status) {  // REAL DRIVER CALL GOES HERE
-  return ctx_of(ctx)->sim ? ctx_of(ctx)->sim->get_error_string(ctx_of(ctx)->sim_context, status)
-                          : "__NAME__: the simulator is not loaded";
-}
-
-const char* dev_get_last_error_message(void* ctx) {  // OPTIONAL slot: detailed text of the last failure
-  return ctx_of(ctx)->sim ? ctx_of(ctx)->sim->get_last_error_message(ctx_of(ctx)->sim_context) : "";  // REAL DRIVER CALL GOES HERE
-}
-
-// The table, from the contract's slot list (SDK_DEVICE_API_SLOTS): every slot is dev_<slot>. When the SDK
-// adds a slot (a new minor, always OPTIONAL), this stops compiling until you write dev_<slot> or
-// leave it out: the SDK then uses the default documented in runtime/DeviceApi.h.
-sdk_device_api make_api() {
-  sdk_device_api api{};
-  api.struct_size = sizeof(sdk_device_api);
-  api.major_version = SDK_DEVICE_API_MAJOR;
-  api.minor_version = SDK_DEVICE_API_MINOR;
-  api.extension_start = &kCollectives.base;  // optional features (Note [Device API extensions]): collectives
-#define SET_SLOT(name, ret, params, presence, minor) api.name = &dev_##name;
-  SDK_DEVICE_API_SLOTS(SET_SLOT)
+// The table: the header, then every slot as dev_<slot>, from the contract's slot list (SDK_DEVICE_API_SLOTS,
+// which the struct's fields follow). When the SDK adds a slot (a new minor, always OPTIONAL) this stops
+// compiling until you write dev_<slot> (runtime/DeviceApi.h says what it must do).
+const sdk_device_api kApi = {
+    sizeof(sdk_device_api), SDK_DEVICE_API_MAJOR, SDK_DEVICE_API_MINOR,
+    &kCollectives.base,  // optional features (Note [Device API extensions]): collectives
+#define SET_SLOT(name, ret, params, presence, minor) &dev_##name,
+    SDK_DEVICE_API_SLOTS(SET_SLOT)
 #undef SET_SLOT
-  return api;
-}
+};
 
 }  // namespace
 
 // What backend_sdk.utils.register_backend(..., device=LIBRARY_PATH) looks up in this library (Note [Device context]).
 extern "C" __attribute__((visibility("default"))) sdk_status sdk_device_entry(sdk_device_instance* instance) {
-  static const sdk_device_api api = make_api();
   if (instance == nullptr) return SDK_ERROR_INVALID_VALUE;
-  instance->api = &api;
-  instance->context = make_context();
+  instance->api = &kApi;
+  instance->context = device_sim::contract().context;  // REAL DRIVER CALL GOES HERE (your own state)
   return SDK_SUCCESS;
 }

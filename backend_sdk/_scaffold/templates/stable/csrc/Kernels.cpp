@@ -12,13 +12,13 @@
 //   other operator goes to the SDK's CPU fallback (m.fallback_cpu()). Add an operator by writing
 //   a kernel like these and one m.impl line.
 // Kernels are launched on the current stream and return at once, like CUDA kernels; until the
-// hardware exists they run on the simulator, which runs them on its worker threads and reaches
-// device memory through device_sim_translate. "REAL DRIVER CALL GOES HERE" marks what to replace.
-#include <functional>
+// hardware exists they run on the simulator, which runs them on its worker threads (device_sim::launch,
+// device_sim.hpp) and reaches device memory through device_sim_translate. "REAL DRIVER CALL GOES HERE"
+// marks what to replace.
 #include <string>
 #include <vector>
 
-#include "device_sim.h"
+#include "device_sim.hpp"
 #include <backend_sdk/stable/accelerator.h>
 #include <backend_sdk/stable/library.h>
 #include <backend_sdk/stable/ops.h>
@@ -29,25 +29,13 @@ using sdk::Device;
 using sdk::ScalarType;
 using sdk::stable::Tensor;
 
-// Runs `job` on the current stream of `device`, asynchronously.
-void launch(Device device, const char* name, std::function<void()> job) {
-  auto* heap = new std::function<void()>(std::move(job));
-  device_sim_kernel_fn run = [](void* args) {
-    auto* fn = *static_cast<std::function<void()>**>(args);
-    try {
-      (*fn)();
-    } catch (const std::exception& e) {
-      device_sim_kernel_fail(e.what());  // surfaces at the next synchronising call
-    }
-    delete fn;
-  };
-  // REAL DRIVER CALL GOES HERE: launch the device kernel on this stream.
+// Runs `job` on the current stream of `device`, asynchronously (Note [Simulated kernel launch],
+// device_sim.hpp: on a worker thread of the simulator; an exception becomes the kernel's fault).
+template <typename Job>
+void launch(Device device, const char* name, Job job) {
   auto stream = static_cast<sdk_stream_t>(sdk::stable::current_native_stream(device));
-  sdk_status status = device_sim_launch_kernel_named(stream, name, run, &heap, sizeof(heap));
-  if (status != SDK_SUCCESS) {
-    delete heap;
+  if (device_sim::launch(stream, name, std::move(job)) != SDK_SUCCESS)  // REAL DRIVER CALL GOES HERE
     SDK_THROW(Accelerator, "__NAME__: launching ", name, " failed: ", device_sim_last_error_message());
-  }
 }
 
 // The host address of a device tensor's first element (simulator only: real device memory is not
