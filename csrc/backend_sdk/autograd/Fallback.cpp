@@ -124,10 +124,20 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       }
     }
   }
-  // One node input per return (Note [Derivative formula table], multiple outputs).
-  const size_t nret = info.num_returns;
-  SDK_CHECK(stack->size() >= nret, op.name(), ": the stack holds fewer values than the operator's returns");
-  IValue* rets = stack->data() + (stack->size() - nret);
+  // One node input per return (Note [Derivative formula table], multiple outputs), or per element of a
+  // Tensor[] return (Note [Tensor lists in the formula table]).
+  SDK_CHECK(stack->size() >= info.num_returns, op.name(), ": the stack holds fewer values than the operator's returns");
+  std::vector<IValue> elements;
+  IValue* rets = stack->data() + (stack->size() - info.num_returns);
+  if (info.returns_list) {
+    if (rets[0].is_tensor_list()) {
+      for (const Tensor& t : rets[0].to_tensor_list()) elements.emplace_back(t);
+    } else if (rets[0].is_list()) {
+      for (const IValue& e : rets[0].to_list()) elements.push_back(e);
+    }
+    rets = elements.data();
+  }
+  const size_t nret = info.returns_list ? elements.size() : info.num_returns;
   bool any = false;
   std::vector<bool> differentiable(nret, false);
   for (size_t r = 0; r < nret; ++r) {
@@ -153,7 +163,19 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     break;
   }
   for (size_t r = 0; r < nret; ++r) {
-    if (differentiable[r]) set_history(rets[r].to_tensor(), node, static_cast<uint32_t>(r));
+    if (!differentiable[r]) continue;
+    const Tensor& out = rets[r].to_tensor();
+    // Note [View creation meta]: a view keeps the creation meta the view hook propagated from a view it was
+    // taken of (PyTorch's propagate_creation_meta: a view of a no_grad view refuses in-place writes too);
+    // views that share one node (unbind, split) refuse them (Note [Tensor lists in the formula table]).
+    AutogradMeta& m = autograd_meta_of(out);
+    const CreationMeta propagated = m.view_base.defined() ? m.creation_meta : CreationMeta::Default;
+    set_history(out, node, static_cast<uint32_t>(r));
+    if (propagated != CreationMeta::Default) {
+      m.creation_meta = propagated;
+    } else if (info.returns_list && m.view_base.defined()) {
+      m.creation_meta = CreationMeta::MultiOutputNode;
+    }
   }
 }
 
@@ -162,8 +184,14 @@ void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet
     op.redispatch_boxed(below_autograd(ks), stack);
     return;
   }
-  if (const FormulaInfo* info = formula_for(op)) {
+  const FormulaInfo* info = formula_for(op);
+  if (info != nullptr && !info->inplace) {  // Note [In-place entries in the formula table]: the hook's
     record_with_formula(*info, op, ks, stack);
+    return;
+  }
+  if (info == nullptr && not_differentiable(op)) {  // Note [Operators that are not differentiable]
+    ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    op.redispatch_boxed(below_autograd(ks), stack);
     return;
   }
   const KernelFunction* hook = g_hook.load(std::memory_order_acquire);

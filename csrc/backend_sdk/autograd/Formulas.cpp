@@ -702,6 +702,7 @@ Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vecto
 
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
+#define GRADS_ALL (c.all_grads())
 #define HAS_G(i) (c.has_grad(i))
 #define R_(i) (c.result(i))
 #define INT(x) (c.integer(#x))
@@ -730,12 +731,22 @@ Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vecto
     c.set_if(#d, r_.size() > 2 ? r_[2] : Tensor());    \
   }
 #define SDK_DERIVATIVE(op, node, saves, ...) {op, #node, saves, [](FormulaContext& c) { __VA_ARGS__ }},
+#define SDK_NOT_DIFFERENTIABLE(op)
 
 const Formula kFormulas[] = {
 #include "derivatives.def"
 };
 
 #undef SDK_DERIVATIVE
+#undef SDK_NOT_DIFFERENTIABLE
+// Note [Operators that are not differentiable]: the same file read for its other entries.
+#define SDK_DERIVATIVE(op, node, saves, ...)
+#define SDK_NOT_DIFFERENTIABLE(op) op,
+const char* const kNotDifferentiable[] = {
+#include "derivatives.def"
+};
+#undef SDK_DERIVATIVE
+#undef SDK_NOT_DIFFERENTIABLE
 #undef GRAD
 #undef GRADS3
 #undef GRAD_LIST
@@ -744,6 +755,7 @@ const Formula kFormulas[] = {
 #undef R
 #undef R_
 #undef G_
+#undef GRADS_ALL
 #undef HAS_G
 #undef INT
 #undef INTS
@@ -771,20 +783,28 @@ struct Table {
       if (!op || !op->entry().has_schema()) continue;
       const SchemaRecord* rec = op->entry().schema_record();
       const FunctionSchema& s = rec->schema;
+      // Note [Tensor lists in the formula table]: a single Tensor[] return.
+      const bool returns_list = s.returns.size() == 1 && s.returns[0].type->kind == TypeKind::List &&
+                                s.returns[0].type->elem && s.returns[0].type->elem->kind == TypeKind::Tensor;
       bool tensor_returns = !s.returns.empty();
       for (const Argument& r : s.returns) tensor_returns = tensor_returns && r.type->kind == TypeKind::Tensor;
       bool writes_only_buffers = true;  // Note [Derivative formula table]: optional buffers only
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         writes_only_buffers = writes_only_buffers && (!s.arguments[i].is_write() || s.arguments[i].type->is_optional());
       }
+      // Note [In-place entries in the formula table]: self written and returned, nothing else written.
+      bool inplace = !s.arguments.empty() && s.arguments[0].is_write() && s.returns.size() == 1;
+      for (size_t i = 1; i < s.arguments.size(); ++i) inplace = inplace && !s.arguments[i].is_write();
       FormulaInfo info;
-      if (s.is_mutable()) {
+      if (s.is_mutable() && !inplace) {
         for (const Argument& a : s.arguments) info.written.push_back(a.is_write());
       }
-      SDK_CHECK(writes_only_buffers && tensor_returns, "derivatives.def: ", f.op,
-                " must be a functional operator returning tensors");
+      SDK_CHECK((writes_only_buffers || inplace) && (tensor_returns || returns_list), "derivatives.def: ", f.op,
+                " must be a functional operator returning tensors, or an in-place one");
       info.formula = &f;
       info.num_returns = s.returns.size();
+      info.returns_list = returns_list;
+      info.inplace = inplace;
       info.saved.assign(s.arguments.size(), false);
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         info.names.push_back(s.arguments[i].name);
@@ -815,7 +835,13 @@ struct Table {
       }
       by_record.emplace(rec, std::move(info));
     }
+    for (const char* name : kNotDifferentiable) {
+      std::optional<OperatorHandle> op = Dispatcher::singleton().find_schema(name);
+      if (!op || !op->entry().has_schema()) continue;
+      not_differentiable.emplace(op->entry().schema_record(), name);
+    }
   }
+  std::unordered_map<const SchemaRecord*, std::string> not_differentiable;
 };
 
 const Table& table() {
@@ -829,6 +855,18 @@ const FormulaInfo* formula_for(const OperatorHandle& op) {
   const Table& t = table();
   auto it = t.by_record.find(op.entry().schema_record());
   return it == t.by_record.end() ? nullptr : &it->second;
+}
+
+bool not_differentiable(const OperatorHandle& op) {
+  const Table& t = table();
+  return t.not_differentiable.count(op.entry().schema_record()) != 0;
+}
+
+std::vector<std::string> not_differentiable_names() {
+  std::vector<std::string> out;
+  for (const auto& kv : table().not_differentiable) out.push_back(kv.second);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 const FormulaInfo* formula_for_name(const std::string& qualname) {
@@ -886,6 +924,13 @@ Tensor FormulaContext::grad(size_t i) const {
   Tensor z = ops::empty(m.shape, m.dtype, m.device);
   ops::fill_(z, 0);
   return z;
+}
+
+std::vector<Tensor> FormulaContext::all_grads() const {
+  std::vector<Tensor> out;
+  out.reserve(node.input_metadata.size());
+  for (size_t i = 0; i < node.input_metadata.size(); ++i) out.push_back(grad(i));
+  return out;
 }
 
 Tensor FormulaContext::result(size_t i) const {
@@ -992,8 +1037,8 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
                   " arguments and metadata, got ", args.size(), " and ", meta.size());
   SDK_CHECK_VALUE(needs.size() == info.tensor_args.size(), info.formula->node_name, ": expected ",
                   info.tensor_args.size(), " needs flags, got ", needs.size());
-  SDK_CHECK_VALUE(grads.size() == info.num_returns, info.formula->node_name, ": expected ", info.num_returns,
-                  " gradients, got ", grads.size());
+  SDK_CHECK_VALUE(info.returns_list || grads.size() == info.num_returns, info.formula->node_name, ": expected ",
+                  info.num_returns, " gradients, got ", grads.size());
   auto node = std::make_shared<FormulaNode>(&info, edge_list{});
   node->args.resize(nargs);
   node->saved.resize(nargs);
