@@ -49,6 +49,13 @@ std::atomic<const KernelFunction*> g_hook{nullptr};
 
 DispatchKeySet below_autograd(DispatchKeySet ks) { return ks & keys_after(DispatchKey::AutogradFunctionality); }
 
+// "native_batch_norm" for "aten::native_batch_norm" (how PyTorch's messages name an operator).
+std::string function_name(const std::string& qualname) {
+  const size_t ns = qualname.find("::");
+  std::string name = ns == std::string::npos ? qualname : qualname.substr(ns + 2);
+  return name.substr(0, name.find('.'));
+}
+
 // Records `op` with its C++ formula (Note [Derivative formula table]).
 void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   const size_t nargs = info.names.size();
@@ -102,6 +109,11 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       const Tensor& t = v.to_tensor();
       node->arg_meta[i] = InputMetadata(t);
       const bool written = !info.written.empty() && info.written[i];  // saved after the forward
+      // A buffer the operator writes takes no gradient (native_batch_norm's running statistics): PyTorch refuses
+      // one that requires grad before running anything.
+      SDK_CHECK(!written || !requires_grad(t), "The function '", function_name(info.formula->op),
+                "' is not differentiable with respect to argument '", info.names[i],
+                "'. This input cannot have requires_grad True.");
       if (info.saved[i] && !written) node->saved[i] = SavedVariable(t, /*is_output=*/false);
       if (ninputs < 8) inputs[ninputs++] = t.impl();
     } else {
@@ -146,7 +158,8 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     bool aliased = false;
     for (size_t i = 0; i < ninputs; ++i) aliased = aliased || inputs[i] == out.impl();
     // An input returned as it is keeps its own history; integer outputs (indices) have none.
-    differentiable[r] = !aliased && out.defined() && is_floating_type(out.dtype());
+    differentiable[r] = !aliased && out.defined() && is_floating_type(out.dtype()) &&
+                        r < info.differentiable_outputs;  // Note [Differentiable outputs]
     any = any || differentiable[r];
   }
   if (!any) return;

@@ -56,10 +56,20 @@
 // SDK_NOT_DIFFERENTIABLE(op) entries (rand_like, new_zeros, detach, ...: what
 // PyTorch does not differentiate, its outputs are fresh samples or constants)
 // run below Autograd and record nothing: their outputs do not require grad.
+//
+// Note [Differentiable outputs]
+// SDK_DIFFERENTIABLE_OUTPUTS(op, n): only the first n outputs of the entry's
+// operator take part in autograd, as PyTorch's output_differentiability (which
+// torchgen infers where a formula reads `grad` alone): native_layer_norm's and
+// native_batch_norm's statistics, nll_loss_forward's total_weight. The others
+// do not require grad; saved, they are plain tensors (no history under
+// create_graph), so a formula treats them as the functions of its inputs they
+// are (the norm backwards' double backward differentiates through them).
 // Operators without an entry keep the Python
 // recording hook (backend_sdk/autograd/_record.py) and its Python formulas.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -92,6 +102,7 @@ struct FormulaInfo {
   size_t num_returns = 1;
   bool returns_list = false;  // a single Tensor[] return (Note [Tensor lists in the formula table])
   bool inplace = false;       // Note [In-place entries in the formula table]: never recorded by the fallback
+  size_t differentiable_outputs = SIZE_MAX;  // Note [Differentiable outputs]
 };
 
 // The entry for an operator overload by name ("aten::mul.Tensor"), or null.
