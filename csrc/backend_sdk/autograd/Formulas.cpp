@@ -510,9 +510,9 @@ std::vector<Tensor> norm_double_backward(FormulaContext& c, const NormGeometry& 
 }
 
 std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean") && !c.needs("rstd"),
-                            "the derivative for 'native_layer_norm_backward' with respect to mean or rstd is not "
-                            "implemented (derivatives.yaml: not_implemented)");
+  // derivatives.yaml: not_implemented (PyTorch's message).
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean"), "the derivative for 'native_layer_norm_backward mean' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("rstd"), "the derivative for 'native_layer_norm_backward rstd' is not implemented.");
   const Tensor x = c.tensor("input");
   const size_t n = static_cast<size_t>(x.dim()), k = c.ints("normalized_shape").size();
   NormGeometry geo;
@@ -537,9 +537,10 @@ std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
 // the saved batch statistics; in eval, gI = g w istd, gW = sum(g (x - rm) istd) with istd = (rv + eps)^-1/2
 // constants, so d/dg = a w istd + b xh + c, d/dw = sum(a g istd), d/dx = b g istd.
 std::vector<Tensor> native_batch_norm_double_backward(FormulaContext& c) {
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_mean") && !c.needs("save_invstd"),
-                            "the derivative for 'native_batch_norm_backward' with respect to save_mean or save_invstd "
-                            "is not implemented (derivatives.yaml: not_implemented)");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_mean"),
+                            "the derivative for 'native_batch_norm_backward save_mean' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_invstd"),
+                            "the derivative for 'native_batch_norm_backward save_invstd' is not implemented.");
   const Tensor x = c.tensor("input"), g = c.tensor("grad_out"), weight = c.tensor("weight");
   const size_t n = static_cast<size_t>(x.dim());
   NormGeometry geo;
