@@ -10,6 +10,7 @@
 #include <backend_sdk/ops/LinearAlgebra.h>
 #include <backend_sdk/ops/MathFunctions.h>
 #include <backend_sdk/ops/detail/Geometry.h>
+#include <backend_sdk/runtime/Stream.h>
 
 namespace sdk::autograd {
 
@@ -865,11 +866,20 @@ int64_t storage_extent(IntArrayRef shape, IntArrayRef strides, int64_t offset) {
   }
   return e + 1;
 }
+Tensor as_strided_geometry_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef self_strides,
+                                    int64_t self_offset, const std::vector<int64_t>& size,
+                                    const std::vector<int64_t>& stride, int64_t offset);
 Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vector<int64_t>& size,
                            const std::vector<int64_t>& stride, const IValue& offset) {
-  const int64_t base = self.storage_offset();
-  const int64_t out_off = (offset.is_none() ? base : offset.to_int()) - base;
-  const int64_t n = std::max<int64_t>({storage_extent(self.sizes(), self.strides(), 0),
+  return as_strided_geometry_backward(g, self.sizes(), self.strides(), self.storage_offset(), size, stride,
+                                      offset.is_none() ? self.storage_offset() : offset.to_int());
+}
+// The same from the input's geometry (sizes, strides, storage offset) alone.
+Tensor as_strided_geometry_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef self_strides,
+                                    int64_t self_offset, const std::vector<int64_t>& size,
+                                    const std::vector<int64_t>& stride, int64_t offset) {
+  const int64_t out_off = offset - self_offset;
+  const int64_t n = std::max<int64_t>({storage_extent(self_sizes, self_strides, 0),
                                        storage_extent(size, stride, out_off), int64_t{1}});
   InputMetadata m = InputMetadata(g);
   m.shape = {n};
@@ -883,8 +893,21 @@ Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vecto
     Tensor out_pos = flat1(contiguous(call(strided, pos, size, stride, out_off)));
     flat = ops::index_put(flat, {std::optional<Tensor>(out_pos)}, flat1(contiguous(g)), true);
   }
-  return call(strided, flat, self.sizes().vec(), self.strides().vec(), int64_t{0});
+  return call(strided, flat, self_sizes.vec(), self_strides.vec(), int64_t{0});
 }
+
+// Note [View grad_fn regeneration] (Node.cpp).
+struct ViewRebaseNode final : Node {
+  explicit ViewRebaseNode(edge_list edges) : Node(std::move(edges)) {}
+  variable_list apply(variable_list&& grads) override {
+    if (grads.empty() || !grads[0].defined()) return {Tensor()};
+    return {as_strided_geometry_backward(grads[0], base_sizes, base_strides, base_offset, view_sizes, view_strides,
+                                         view_offset)};
+  }
+  std::string name() const override { return "AsStridedBackward0"; }
+  std::vector<int64_t> base_sizes, base_strides, view_sizes, view_strides;
+  int64_t base_offset = 0, view_offset = 0;
+};
 
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
@@ -1075,6 +1098,19 @@ std::vector<std::string> not_differentiable_names() {
   for (const auto& kv : table().not_differentiable) out.push_back(kv.second);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::shared_ptr<Node> make_view_rebase_node(const Tensor& view, const Tensor& base, Edge base_edge) {
+  auto node = std::make_shared<ViewRebaseNode>(edge_list{std::move(base_edge)});
+  node->base_sizes = base.sizes().vec();
+  node->base_strides = base.strides().vec();
+  node->base_offset = base.storage_offset();
+  node->view_sizes = view.sizes().vec();
+  node->view_strides = view.strides().vec();
+  node->view_offset = view.storage_offset();
+  node->input_metadata.emplace_back(view);
+  if (!view.is_cpu() && !view.is_meta()) node->stream_id = runtime::current_stream(view.device()).id();
+  return node;
 }
 
 const FormulaInfo* formula_for_name(const std::string& qualname) {

@@ -172,6 +172,10 @@ struct FormulaContext {
   const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
 };
 
+// Note [View grad_fn regeneration] (Node.cpp): PyTorch's AsStridedBackward0 for `view` of `base`, whose
+// gradient flows to `base_edge` (the base's current history); it keeps geometry only.
+std::shared_ptr<Node> make_view_rebase_node(const Tensor& view, const Tensor& base, Edge base_edge);
+
 // A Tensor[] / Tensor?[] argument saved per element (Note [Tensor lists in the formula table]).
 std::vector<SavedVariable> save_list(const IValue& v);
 

@@ -93,6 +93,7 @@ struct SDK_API AutogradMeta final : AutogradMetaInterface {
   // A leaf whose hooks live in Python: the engine accumulates through the bindings (Engine.h).
   bool has_py_hooks = false;
   uint32_t output_nr = 0;
+  uint32_t attr_version = 0;  // the version when grad_fn was set (Note [View grad_fn regeneration], Node.cpp)
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;
   Tensor grad;  // .grad
