@@ -34,7 +34,10 @@ SKIPS = {
                                   "formula is checked through native_batch_norm and test_autograd_double_backward",
 }
 # Buffers an operator writes take no gradient (PyTorch refuses requires_grad on them): positions in args.
-BUFFERS = {"native_batch_norm": (2, 3)}
+BUFFERS = {"native_batch_norm": (2, 3), "_native_batch_norm_legit": (2, 3), "_native_batch_norm_legit_no_training": (2, 3)}
+# Samples whose gradient is PyTorch's convention rather than the derivative: (op, sample name).
+SAMPLE_SKIPS = {("embedding", "padding_idx"): "the padding row gets no gradient by definition (PyTorch's), though "
+                                               "the output reads it: finite differences disagree there"}
 FLOATING = (B.float16, B.bfloat16, B.float32, B.float64)
 
 
@@ -96,8 +99,13 @@ def _as_function(op, sample):
     return f, tuple(diff)
 
 
-def cases(device):
-    for op in OPS:
+# The composite OpInfos (CompositeImplicitAutograd: their gradient is their callees' formulas).
+COMPOSITES = [op for op in op_db if (op.supports_autograd or op.category == "nn") and B.float64 in op.dtypes
+              and not has_formula(op)]
+
+
+def cases(device, ops=None):
+    for op in OPS if ops is None else ops:
         n = 0
         limit = MAX_NUMEL_NN if op.category == "nn" else MAX_NUMEL
         for s in op.sample_inputs(device, B.float64, requires_grad=True):
@@ -144,6 +152,23 @@ def test_gradgradcheck_cpu(op, sample):
     if op.name in SKIPS:
         pytest.skip(SKIPS[op.name])
     _check(op, sample)
+
+
+COMPOSITE_CASES = list(cases("cpu", COMPOSITES))
+
+
+@pytest.mark.parametrize("op, sample", COMPOSITE_CASES, ids=[f"{_label(op)}-{s.name}" for op, s in COMPOSITE_CASES])
+def test_gradgradcheck_composites_cpu(op, sample):
+    if (op.name, sample.name) in SAMPLE_SKIPS:
+        pytest.skip(SAMPLE_SKIPS[op.name, sample.name])
+    _check(op, sample)
+
+
+def test_the_composite_selection():
+    labels = {_label(op) for op, _ in COMPOSITE_CASES}
+    assert len(labels) >= 60
+    assert {"cross_entropy", "embedding", "conv2d", "conv_transpose2d", "group_norm", "native_group_norm_backward",
+            "scaled_dot_product_attention", "matmul", "linear", "softmax", "elu", "leaky_relu", "hardtanh"} <= labels
 
 
 ACCEL_OPS = ("mul", "div.no_rounding_mode", "exp", "tanh", "sum", "amax", "mm", "_softmax", "gather", "where")
