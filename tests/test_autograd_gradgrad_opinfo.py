@@ -34,7 +34,8 @@ SKIPS = {
                                   "formula is checked through native_batch_norm and test_autograd_double_backward",
 }
 # Buffers an operator writes take no gradient (PyTorch refuses requires_grad on them): positions in args.
-BUFFERS = {"native_batch_norm": (2, 3), "_native_batch_norm_legit": (2, 3), "_native_batch_norm_legit_no_training": (2, 3)}
+BUFFERS = {"native_batch_norm": (2, 3), "_native_batch_norm_legit": (2, 3),
+           "_native_batch_norm_legit_no_training": (2, 3)}
 # Samples whose gradient is PyTorch's convention rather than the derivative: (op, sample name).
 SAMPLE_SKIPS = {("embedding", "padding_idx"): "the padding row gets no gradient by definition (PyTorch's), though "
                                                "the output reads it: finite differences disagree there"}
@@ -140,9 +141,9 @@ def test_the_selection_covers_the_formulas():
     labels = {_label(op) for op, _ in CPU_CASES}
     assert len(labels) >= 90
     for name in ("convolution", "native_layer_norm", "native_batch_norm", "max_pool2d_with_indices", "avg_pool2d",
-                 "adaptive_avg_pool2d", "native_dropout", "convolution_backward", "max_pool2d_with_indices_backward", "avg_pool2d_backward",
-                 "_adaptive_avg_pool2d_backward", "embedding_dense_backward", "native_dropout_backward",
-                 "_softmax_backward_data", "_log_softmax_backward_data"):
+                 "adaptive_avg_pool2d", "native_dropout", "convolution_backward", "max_pool2d_with_indices_backward",
+                 "avg_pool2d_backward", "_adaptive_avg_pool2d_backward", "embedding_dense_backward",
+                 "native_dropout_backward", "_softmax_backward_data", "_log_softmax_backward_data"):
         assert name in labels, name
     assert set(SKIPS) <= {op.name for op in OPS}  # no stale skip
 

@@ -44,6 +44,8 @@ FORMULAS: dict[str, Formula] = {}
 
 
 def formula(*names: str, saves: tuple[str, ...] = ()) -> Callable:
+    """Registers the decorated function as the Python formula of the overloads `names` ("cat" or "aten::cat")."""
+
     def register(fn: Callable) -> Callable:
         f = Formula(fn, saves)
         for n in names:
@@ -73,14 +75,6 @@ def sum_to(g: Any, shape: Any) -> Any:
     if dims:
         g = _ops().sum.dim_IntList(g, dims, True)
     return g.reshape(list(shape))
-
-
-
-
-
-
-
-
 
 
 # Every formula of the operator library is in derivatives.def now: views and shape ops (Note [View

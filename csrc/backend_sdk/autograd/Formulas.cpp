@@ -512,8 +512,10 @@ std::vector<Tensor> norm_double_backward(FormulaContext& c, const NormGeometry& 
 
 std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
   // derivatives.yaml: not_implemented (PyTorch's message).
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean"), "the derivative for 'native_layer_norm_backward mean' is not implemented.");
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("rstd"), "the derivative for 'native_layer_norm_backward rstd' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean"),
+                            "the derivative for 'native_layer_norm_backward mean' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("rstd"),
+                            "the derivative for 'native_layer_norm_backward rstd' is not implemented.");
   const Tensor x = c.tensor("input");
   const size_t n = static_cast<size_t>(x.dim()), k = c.ints("normalized_shape").size();
   NormGeometry geo;
@@ -554,7 +556,9 @@ std::vector<Tensor> native_batch_norm_double_backward(FormulaContext& c) {
     geo.M *= static_cast<double>(x.size(static_cast<int64_t>(i)));
   }
   geo.S = geo.R;
-  if (c.flag("train")) return norm_double_backward(c, geo, g, x, c.tensor("save_mean"), c.tensor("save_invstd"), weight);
+  if (c.flag("train")) {
+    return norm_double_backward(c, geo, g, x, c.tensor("save_mean"), c.tensor("save_invstd"), weight);
+  }
   const Tensor istd = reshape_to(
       unary(OP("aten::rsqrt"), add(c.tensor("running_var"), Scalar(c.arg("eps").to_double()))), geo.param_view);
   const Tensor xh = mul(sub(x, reshape_to(c.tensor("running_mean"), geo.param_view)), istd);
