@@ -172,7 +172,8 @@ def test_the_composite_selection():
             "scaled_dot_product_attention", "matmul", "linear", "softmax", "elu", "leaky_relu", "hardtanh"} <= labels
 
 
-ACCEL_OPS = ("mul", "div.no_rounding_mode", "exp", "tanh", "sum", "amax", "mm", "_softmax", "gather", "where")
+ACCEL_OPS = ("mul", "div.no_rounding_mode", "exp", "tanh", "sum", "amax", "mm", "_softmax", "gather", "where",
+             "convolution", "native_layer_norm", "native_batch_norm", "avg_pool2d", "max_pool2d_with_indices")
 
 
 @pytest.mark.parametrize("name", ACCEL_OPS)
