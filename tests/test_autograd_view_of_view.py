@@ -26,7 +26,7 @@ def test_the_briefs_case_names_and_gradients():
     w = v[:2]
     w.mul_(y)
     assert [base.grad_fn.name(), v.grad_fn.name(), w.grad_fn.name()] == [
-        "CopySlices", "AsStridedBackward0", "AsStridedBackward0"]  # PyTorch's (its CopySlices is namespaced)
+        "backend_sdk::autograd::CopySlices", "AsStridedBackward0", "AsStridedBackward0"]  # PyTorch: torch::autograd::
     (base * B.tensor(W, dtype=B.float64)).sum().backward()
     expected = W.copy()
     expected[1:3] *= Y

@@ -541,8 +541,9 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
             region.copy_(gs)
         return [res] + [fn_grads[k] for k in others]
 
-    cs = make_node("CopySlices", [base_edge] + [node.next_functions[k] for k in others], copy_slices, 1,
-                   node.release)
+    # Named as PyTorch's torch::autograd::CopySlices (and our backend_sdk::autograd::AccumulateGrad).
+    cs = make_node("backend_sdk::autograd::CopySlices", [base_edge] + [node.next_functions[k] for k in others],
+                   copy_slices, 1, node.release)
 
     def view_backward(grads: list) -> list:
         z = zeros(bshape, dtype=bdtype, device=bdevice)
