@@ -107,3 +107,61 @@ def test_views_of_views_are_twice_differentiable(case):
     inputs = (leaf(X), leaf(Y))
     assert gradcheck(f, inputs)
     assert gradgradcheck(f, inputs)
+
+
+def test_a_view_of_a_base_outside_autograd_joins_once_the_base_has_a_history():
+    # The base takes no part in autograd when v is taken; the write into w (another view) gives it a
+    # CopySlices history, and v's gradient must reach y through it (PyTorch: AsStridedBackward0).
+    y = leaf(Y)
+    base = B.zeros(5, 3, dtype=B.float64) + 1
+    v = base[1:]
+    w = v[:2]
+    assert v.grad_fn is None and not v.requires_grad
+    w.mul_(y)
+    assert v.requires_grad and v.grad_fn.name() == "AsStridedBackward0"
+    (v * v).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), 2 * Y, rtol=1e-14)  # v[:2] = y there: d(y^2)/dy
+
+
+REBASED = "and its base or another view of its base has been modified inplace"
+
+
+def test_a_no_grad_view_of_a_written_base_refuses_to_give_a_history():
+    # PyTorch's handle_view_on_rebase: it cannot be regenerated (it was not recorded), so reading its
+    # history, or computing with it in grad mode, raises; an in-place write into it keeps its own message.
+    x, w = leaf(X), leaf(Y[0])
+    with B.no_grad():
+        v = x[1:]
+        x.add_(1.0)  # an optimizer step
+    with pytest.raises(RuntimeError, match=f"^A view was created in no_grad mode {REBASED} with grad mode enabled"):
+        (v * w).sum()
+    base = leaf(X) * 1
+    with B.no_grad():
+        v = base[1:]
+    u = v[:2]  # recorded: a view of the no_grad view
+    base.mul_(2)
+    with pytest.raises(RuntimeError, match=f"^A view was created in no_grad mode {REBASED}"):
+        v.grad_fn
+    with pytest.raises(RuntimeError, match=f"^Output 0 of Slice is a view of a view which was created in no_grad "
+                                           f"mode {REBASED}"):
+        u.grad_fn
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(2)
+
+
+def test_an_inference_mode_view_of_a_written_base_refuses_too():
+    base = leaf(X) * 1
+    with B.inference_mode():
+        v = base[1:]
+    base.mul_(2)
+    with pytest.raises(RuntimeError, match=f"^A view was created in inference mode {REBASED} in normal mode"):
+        v.grad_fn
+
+
+def test_a_no_grad_view_of_a_tensor_outside_autograd_is_fine():
+    d = B.ones(5, 3, dtype=B.float64)
+    w = leaf(Y[0])
+    with B.no_grad():
+        v = d[1:]
+    d.add_(1.0)
+    assert (v * w).sum().grad_fn.name() == "SumBackward0"

@@ -405,7 +405,11 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
                 if creation == _MULTI_OUTPUT_NODE and self_t._ag_fn is not None:
                     raise RuntimeError(_multi_view_message(self_t))
                 if creation in _VIEW_INPLACE and _C._requires_grad_flag(self_t):
-                    if self_t._ag_fn is not None:  # a recorded view of such a view (PyTorch's wording)
+                    try:
+                        recorded = self_t._ag_fn is not None
+                    except RuntimeError:  # its base was written since (Note [View grad_fn regeneration])
+                        recorded = False
+                    if recorded:  # a recorded view of such a view (PyTorch's wording)
                         name = self_t._ag_fn.name()
                         raise RuntimeError(f"Output {self_t._ag_nr} of {name[: name.rfind('Backward')] or name} is a "
                                            "view of a view which was created"

@@ -233,6 +233,7 @@ void remember_view_base(const Tensor& base, const Tensor& view) {
   AutogradMeta& vm = autograd_meta_of(view);
   vm.view_base = base_is_view ? bm->view_base : base;
   vm.creation_meta = meta;
+  vm.attr_version = view.impl()->version();  // Note [View grad_fn regeneration] (Node.cpp)
 }
 const bool g_view_hook_installed = [] {
   set_view_created_hook(&remember_view_base);
