@@ -325,7 +325,7 @@ def test_inplace_on_view_rebases_the_base_through_copy_slices():
     y = x * 2
     y[0].mul_(3)  # y = [6x0, 2x1, 2x2]
     y[1:] = B.tensor([5.0, 5.0], dtype=B.float64)  # setitem on a slice: overwritten, no gradient
-    assert y.grad_fn.name() == "CopySlices"
+    assert y.grad_fn.name() == "backend_sdk::autograd::CopySlices"
     (y * B.tensor([1.0, 10.0, 100.0], dtype=B.float64)).sum().backward()
     np.testing.assert_allclose(np_of(x.grad), [6.0, 0.0, 0.0])
 
@@ -334,7 +334,7 @@ def test_write_into_view_of_tracked_base_routes_gradient_to_source():
     w = leaf([1.0, 2.0])
     z = B.zeros(2, 3, dtype=B.float64) + 0 * w.sum()  # z takes part in autograd, so its views are tracked
     z[:, 1].copy_(w)
-    assert z.requires_grad and z.grad_fn.name() == "CopySlices"
+    assert z.requires_grad and z.grad_fn.name() == "backend_sdk::autograd::CopySlices"
     (z * z).sum().backward()
     np.testing.assert_allclose(np_of(w.grad), [2.0, 4.0])
 
@@ -343,7 +343,7 @@ def test_write_into_view_of_plain_tensor_routes_gradient_to_source():
     w = leaf([1.0, 2.0])
     z = B.zeros(2, 3, dtype=B.float64)
     z[:, 1].copy_(w)  # the view was taken before anything required grad (Note [Autograd view bases])
-    assert z.requires_grad and z.grad_fn.name() == "CopySlices"
+    assert z.requires_grad and z.grad_fn.name() == "backend_sdk::autograd::CopySlices"
     (z * z).sum().backward()
     np.testing.assert_allclose(np_of(w.grad), [2.0, 4.0])
     buf = B.zeros(3, dtype=B.float64)

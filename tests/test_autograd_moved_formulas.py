@@ -30,18 +30,18 @@ def f64(values):
 # (forward, inputs, PyTorch's node name, double backward through our operators)
 CASES = {
     "convolution": (lambda x, w, b: ops.convolution(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
-                    lambda: (rand(1, 2, 4, 4), rand(3, 2, 3, 3), rand(3)), "ConvolutionBackward0", False),
+                    lambda: (rand(1, 2, 4, 4), rand(3, 2, 3, 3), rand(3)), "ConvolutionBackward0", True),
     "convolution_no_bias": (lambda x, w: ops.convolution(x, w, None, [2, 2], [0, 0], [1, 1], False, [0, 0], 1),
-                            lambda: (rand(1, 2, 5, 5), rand(3, 2, 3, 3)), "ConvolutionBackward0", False),
+                            lambda: (rand(1, 2, 5, 5), rand(3, 2, 3, 3)), "ConvolutionBackward0", True),
     "native_layer_norm": (lambda x, w, b: ops.native_layer_norm(x, [4], w, b, 1e-5)[0],
-                          lambda: (rand(2, 3, 4), rand(4), rand(4)), "NativeLayerNormBackward0", False),
+                          lambda: (rand(2, 3, 4), rand(4), rand(4)), "NativeLayerNormBackward0", True),
     "native_batch_norm": (lambda x, w, b: ops.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
-                          lambda: (rand(4, 3, 2), rand(3), rand(3)), "NativeBatchNormBackward0", False),
+                          lambda: (rand(4, 3, 2), rand(3), rand(3)), "NativeBatchNormBackward0", True),
     "max_pool2d_with_indices": (lambda x: ops.max_pool2d_with_indices(x, [2, 2])[0], lambda: (rand(1, 2, 4, 4),),
-                                "MaxPool2DWithIndicesBackward0", False),
-    "avg_pool2d": (lambda x: ops.avg_pool2d(x, [2, 2]), lambda: (rand(1, 2, 4, 4),), "AvgPool2DBackward0", False),
+                                "MaxPool2DWithIndicesBackward0", True),
+    "avg_pool2d": (lambda x: ops.avg_pool2d(x, [2, 2]), lambda: (rand(1, 2, 4, 4),), "AvgPool2DBackward0", True),
     "_adaptive_avg_pool2d": (lambda x: ops._adaptive_avg_pool2d(x, [2, 2]), lambda: (rand(1, 2, 5, 4),),
-                             "AdaptiveAvgPool2DBackward0", False),
+                             "AdaptiveAvgPool2DBackward0", True),
     "log2": (lambda x: x.log2(), lambda: (rand(4, low=0.5, high=2.0),), "Log2Backward0", True),
     "log10": (lambda x: x.log10(), lambda: (rand(4, low=0.5, high=2.0),), "Log10Backward0", True),
     "erfinv": (lambda x: x.erfinv(), lambda: (rand(4, low=-0.8, high=0.8),), "ErfinvBackward0", True),
@@ -112,16 +112,18 @@ def test_moved_formula_node_name_and_gradients(name):
 
 
 @pytest.mark.parametrize("name", ["convolution", "native_layer_norm", "native_batch_norm", "avg_pool2d"])
-def test_backward_operators_without_a_formula_refuse_a_second_order_clearly(name):
-    # Note [Backward operators under create_graph]: the first order is right under create_graph, the
-    # second reaches the backward operator, which has no formula (ours; PyTorch has double backwards).
+def test_backward_operators_have_formulas_of_their_own(name):
+    # Note [Backward operators under create_graph]: the first order is right under create_graph, and the
+    # second reaches the backward operator's own formula (issue 14: double backward, as PyTorch's).
     fn, make, _, _ = CASES[name]
     inputs = make()
     (g,) = B.autograd.grad(fn(*inputs).pow(2).sum(), inputs[0], create_graph=True)
     (plain,) = B.autograd.grad(fn(*inputs).pow(2).sum(), inputs[0])
     np.testing.assert_allclose(g.detach().numpy(), plain.numpy(), rtol=1e-12)
-    with pytest.raises(RuntimeError, match="_backward' is not implemented"):
-        g.sum().backward()
+    assert g.grad_fn.name().endswith("BackwardBackward0") or any(
+        f is not None and f.name().endswith("BackwardBackward0") for f, _ in g.grad_fn.next_functions)
+    (gg,) = B.autograd.grad(g.sum(), inputs[0])
+    assert gg.shape == inputs[0].shape
 
 
 def test_every_moved_overload_left_python():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import backend_sdk as B
-from backend_sdk.autograd import gradcheck
+from backend_sdk.autograd import gradcheck, gradgradcheck
 
 F = B.nn.functional
 f64 = B.float64
@@ -162,23 +162,30 @@ def test_log2_log10_erfinv_gradcheck(device):
 
 
 @pytest.mark.parametrize("case", ["layer_norm", "batch_norm", "conv2d"])
-def test_create_graph_first_order_correct_second_order_raises(device, case):
-    # The backward operators have no formulas of their own: with create_graph the first-order
-    # gradient equals the plain one (only the input requires grad: a partial output_mask), and a
-    # second backward raises a clear error naming the backward operator instead of giving zeros.
+def test_create_graph_first_order_correct_and_second_order_checked(device, case):
+    # With create_graph the first-order gradient equals the plain one (only the input requires grad: a
+    # partial output_mask), and the backward operators have formulas of their own (issue 14: double
+    # backward, Note [Normalization double backward], Note [Convolution double backward]).
     x = _randn(2, 3, 4, 4, device=device, seed=25)
     w = _randn(3, 3, 3, 3, device=device, seed=26).detach()
     fn = {"layer_norm": lambda x: F.layer_norm(x, [4]),
           "batch_norm": lambda x: F.batch_norm(x, None, None, training=True),
           "conv2d": lambda x: F.conv2d(x, w)}[case]
-    op = {"layer_norm": "native_layer_norm_backward", "batch_norm": "native_batch_norm_backward",
-          "conv2d": "convolution_backward"}[case]
+    node = {"layer_norm": "NativeLayerNormBackwardBackward0", "batch_norm": "NativeBatchNormBackwardBackward0",
+            "conv2d": "ConvolutionBackwardBackward0"}[case]
     (plain,) = B.autograd.grad(fn(x).pow(3).sum(), x)
     (g,) = B.autograd.grad(fn(x).pow(3).sum(), x, create_graph=True)
     np.testing.assert_allclose(g.detach().cpu().numpy(), plain.cpu().numpy(), rtol=1e-12, atol=1e-12)
     assert g.requires_grad
-    with pytest.raises(RuntimeError, match=f"the derivative for 'aten::{op}' is not implemented"):
-        B.autograd.grad(g.sum(), x)
+    names = set()
+    todo = [g.grad_fn]
+    while todo:  # the double-backward node is in g's graph
+        n = todo.pop()
+        if n is not None and n.name() not in names:
+            names.add(n.name())
+            todo.extend(f for f, _ in n.next_functions)
+    assert node in names
+    assert gradgradcheck(lambda x: fn(x).pow(3), (x,))
 
 
 # ---- end to end ------------------------------------------------------------------

@@ -1,11 +1,10 @@
-"""Derivative formulas of the operator library that are not (yet) in the C++ table, keyed by
-operator overload ("aten::cat").
+"""Derivative formulas written in Python, keyed by operator overload ("aten::cat"), and what the
+Python recording hook needs besides them.
 
-Most formulas live in csrc/backend_sdk/autograd/derivatives.def (Note [Derivative formula
-table]); an overload is written in one place only (tests/test_autograd_cpp_formulas.py checks).
-The ones here are views and shape ops (recorded in Python for view tracking), the operators returning
-Tensor[] (unbind, split: views, Note [Tensor lists in the formula table]), copy_, and the in-place
-samplers, whose functional forms aten does not have.
+Every formula of the operator library lives in csrc/backend_sdk/autograd/derivatives.def (Note
+[Derivative formula table]); an overload is written in one place only (tests/test_autograd_cpp_formulas.py
+checks). FORMULAS is where a formula written in Python would go (none is today); custom operators
+register theirs with backend_sdk.library.register_autograd and autograd.Function defines its own.
 
 A formula receives a FormulaCtx ``c``: ``c["name"]`` is a forward argument (a
 saved tensor, checked against its version, for names in ``saves``; for other
@@ -45,6 +44,8 @@ FORMULAS: dict[str, Formula] = {}
 
 
 def formula(*names: str, saves: tuple[str, ...] = ()) -> Callable:
+    """Registers the decorated function as the Python formula of the overloads `names` ("cat" or "aten::cat")."""
+
     def register(fn: Callable) -> Callable:
         f = Formula(fn, saves)
         for n in names:
@@ -76,55 +77,22 @@ def sum_to(g: Any, shape: Any) -> Any:
     return g.reshape(list(shape))
 
 
+# Every formula of the operator library is in derivatives.def now: views and shape ops (Note [View
+# operators]), the Tensor[] returns unbind / split / chunk (Note [Tensor lists in the formula table]),
+# copy (CopyBackwards, which copy_ runs), the in-place samplers (Note [In-place entries in the formula
+# table]), and the operators PyTorch does not differentiate (Note [Operators that are not
+# differentiable]). FORMULAS stays for formulas written in Python (none in the library today).
 
 
+def _not_differentiable() -> frozenset:
+    from .. import _C
+
+    return frozenset(_C._autograd_not_differentiable_ops())
 
 
-
-
-
-
-# ---- views and shape ops ------------------------------------------------------------
-# view, expand, t, transpose.int, permute, select.int, slice.Tensor, unsqueeze, squeeze*, alias, diagonal
-# and unfold are in derivatives.def (Note [View operators]), as are flip and repeat; narrow is composite
-# (slice.Tensor); reshape and flatten decompose into view (or clone and view).
-@formula("unbind.int")
-def _unbind(c):
-    meta = c["self"]
-    d = c["dim"] % meta.dim()
-    return {"self": _B().stack(list(c.grads), d)}
-
-
-@formula("split.Tensor", "split_with_sizes", "chunk")
-def _split(c):
-    meta = c["self"]
-    return {"self": _B().cat(list(c.grads), c["dim"] % meta.dim())}
-
-
-FORMULAS["aten::chunk"] = Formula(_split, (), "SplitBackward0")  # chunk is split in PyTorch (its node's name)
-
-
-@formula("copy_", "copy")
-def _copy(c):
-    return {"src": c.g}
-
-
-# ---- random operators ------------------------------------------------------------------------
-# The in-place samplers (uniform_, normal_, bernoulli_, random_, ...; their functional forms are in
-# the C++ table where aten has them): a sample does not depend on the values it overwrites, so its
-# gradient is zero (derivatives.yaml: zeros_like(grad)).
-@formula("uniform", "normal", "bernoulli.float", "bernoulli.Tensor", "bernoulli.p", "random", "random.from",
-         "random.to", "exponential", "geometric", "cauchy", "log_normal")
-def _random_zero(c):
-    return {"self": c.g * 0, "p": c.g * 0}
-
-
-# Outputs PyTorch does not differentiate (fresh samples shaped like their input): recorded as
-# constants, they do not require grad.
-NOT_DIFFERENTIABLE = frozenset(
-    "aten::" + n for n in ("detach", "rand_like", "randn_like", "randint_like", "randint_like.low_dtype",
-                           "randint_like.Tensor", "new_empty", "new_zeros", "new_ones", "new_full")
-)
+# Outputs PyTorch does not differentiate (fresh samples shaped like their input, constants, detach):
+# the C++ fallback runs them below Autograd; this is the table's list, for coverage reports.
+NOT_DIFFERENTIABLE = _not_differentiable()
 
 
 # In-place overloads whose node PyTorch names apart from the functional formula's (derivatives.yaml lists

@@ -83,7 +83,10 @@ class OpInfo:
         self.key = key
         self.formula = FORMULAS.get(key) or _cpp_formula(key)
         if self.formula is None and self.is_inplace:
-            self.formula = FORMULAS.get(f"{ns}::{functional}") or _cpp_formula(f"{ns}::{functional}")
+            # The in-place overload's own entry (Note [In-place entries in the formula table]: the samplers,
+            # bernoulli_.float is BernoulliBackward2), else the functional operator's.
+            self.formula = (_cpp_formula(self.qualname) or FORMULAS.get(f"{ns}::{functional}")
+                            or _cpp_formula(f"{ns}::{functional}"))
         stem = functional[: -len("_forward")] if functional.endswith("_forward") else functional  # NllLossBackward0
         camel = "".join(p[:1].upper() + p[1:] for p in stem.split("_") if p)
         from ._formulas import INPLACE_NODE_NAMES
@@ -128,12 +131,6 @@ def _cpp_formula(key: str) -> "Formula | None":
 
 
 _infos: dict[str, OpInfo] = {}
-
-
-def _not_differentiable() -> frozenset:
-    from ._formulas import NOT_DIFFERENTIABLE
-
-    return NOT_DIFFERENTIABLE
 
 
 def op_info(op: Any) -> OpInfo:
@@ -344,6 +341,14 @@ _MULTI_VIEW_INPLACE = ("Output {0} of {1} is a view and is being modified inplac
                        "modified inplace. You should replace the inplace operation by an out-of-place one.")
 
 
+_MULTI_OUTPUT_NODE = 3  # CreationMeta::MultiOutputNode (Note [Tensor lists in the formula table])
+
+
+def _multi_view_message(view: Any) -> str:
+    name = view._ag_fn.name()  # PyTorch names the function: "Unbind" for UnbindBackward0
+    return _MULTI_VIEW_INPLACE.format(view._ag_nr, name[: name.rfind("Backward")] or name)
+
+
 def _flat_tensors(value: Any) -> list:
     if _is_tensor(value):
         return [value]
@@ -354,13 +359,7 @@ def _flat_tensors(value: Any) -> list:
 
 def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
     """The autograd hook: runs `op` below Autograd and records its node (see the module docstring)."""
-    info = op_info(op)
-    if info.key in _not_differentiable():
-        prev = _C._exclude_autograd(True)  # below Autograd, grad mode unchanged (Note [Grad mode and the Autograd keys])
-        try:
-            return _C._redispatch(info.qualname, keyset.keys_after("AutogradFunctionality"), *args, **kwargs)
-        finally:
-            _C._exclude_autograd(prev)
+    info = op_info(op)  # not-differentiable operators run in C++ (Note [Operators that are not differentiable])
     bound: dict[str, Any] = dict(info.defaults)
     for name, v in zip(info.names, args):
         bound[name] = v
@@ -403,12 +402,22 @@ def record(op: Any, keyset: Any, args: tuple, kwargs: dict) -> Any:
             base = _C._view_base(self_t)  # a view taken while its base took no part in autograd
             if base is not None:
                 creation = _C._view_creation_meta(self_t)
-                if creation and _C._requires_grad_flag(self_t):
+                if creation == _MULTI_OUTPUT_NODE and self_t._ag_fn is not None:
+                    raise RuntimeError(_multi_view_message(self_t))
+                if creation in _VIEW_INPLACE and _C._requires_grad_flag(self_t):
+                    try:
+                        recorded = self_t._ag_fn is not None
+                    except RuntimeError:  # its base was written since (Note [View grad_fn regeneration])
+                        recorded = False
+                    if recorded:  # a recorded view of such a view (PyTorch's wording)
+                        name = self_t._ag_fn.name()
+                        raise RuntimeError(f"Output {self_t._ag_nr} of {name[: name.rfind('Backward')] or name} is a "
+                                           "view of a view which was created"
+                                           + _VIEW_INPLACE[creation][len("A view was created"):])
                     raise RuntimeError(_VIEW_INPLACE[creation])
                 self_t.__dict__["_ag_base"] = base
         if self_t.__dict__.get("_ag_multi_view") and self_t._ag_fn is not None:
-            name = self_t._ag_fn.name()  # PyTorch names the function: "Unbind" for UnbindBackward0
-            raise RuntimeError(_MULTI_VIEW_INPLACE.format(self_t._ag_nr, name[: name.rfind("Backward")] or name))
+            raise RuntimeError(_multi_view_message(self_t))
         if base is not None and base._ag_fn is None and _C._requires_grad_flag(base):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if base is None and _C._requires_grad_flag(self_t) and self_t._ag_fn is None:
@@ -536,8 +545,9 @@ def _rebase_view(view: Any, node: Any, inputs: list, self_name: str) -> None:
             region.copy_(gs)
         return [res] + [fn_grads[k] for k in others]
 
-    cs = make_node("CopySlices", [base_edge] + [node.next_functions[k] for k in others], copy_slices, 1,
-                   node.release)
+    # Named as PyTorch's torch::autograd::CopySlices (and our backend_sdk::autograd::AccumulateGrad).
+    cs = make_node("backend_sdk::autograd::CopySlices", [base_edge] + [node.next_functions[k] for k in others],
+                   copy_slices, 1, node.release)
 
     def view_backward(grads: list) -> list:
         z = zeros(bshape, dtype=bdtype, device=bdevice)

@@ -9,8 +9,8 @@ the history. Python attributes of the tensor's wrapper (instance values in its _
 ``_ag_base`` (the base of a view recorded in Python). The engine is C++ (``run_backward``).
 
 Nodes are C++ nodes (operators with a formula in csrc/backend_sdk/autograd/derivatives.def,
-AccumulateGrad; Python type ``_C._CppNode``) or Python ``Node`` subclasses (formulas still in
-``_formulas.py``, autograd.Function, CopySlices), which the C++ graph holds through a PyNode.
+AccumulateGrad; Python type ``_C._CppNode``) or Python ``Node`` subclasses (Python formulas,
+in-place operators' nodes, autograd.Function, CopySlices), which the C++ graph holds through a PyNode.
 Both have the same Python interface (``name()``, ``next_functions``, ``apply``, ``release``,
 ``register_hook``, ``register_prehook``).
 """

@@ -60,6 +60,14 @@ void init_formulas(py::module_& m) {
       "(argument names, tensor argument names, saved names and \"result\", node name) of the overload's C++ "
       "formula, or None if it has none.");
   m.def(
+      "_autograd_not_differentiable_ops",
+      [] {
+        py::list out;
+        for (const std::string& n : autograd::not_differentiable_names()) out.append(py::str(n));
+        return out;
+      },
+      "The overloads derivatives.def declares not differentiable (Note [Operators that are not differentiable]).");
+  m.def(
       "_autograd_run_formula",
       [](const std::string& qualname, py::sequence args, py::sequence metas, py::sequence grads,
          py::sequence results, py::sequence needs) -> py::list {

@@ -1283,7 +1283,8 @@ void init_ops(py::module_& m) {
         const autograd::AutogradMeta* meta = autograd::maybe_autograd_meta(t);
         return meta != nullptr && meta->view_base.defined() ? static_cast<int>(meta->creation_meta) : 0;
       },
-      py::arg("tensor"), "Note [View creation meta]: 0 default (or not a tracked view), 1 no_grad, 2 inference mode.");
+      py::arg("tensor"), "Note [View creation meta]: 0 default (or not a tracked view), 1 no_grad, 2 inference mode, 3 an "
+      "output of unbind/split (MultiOutputNode).");
   m.def(
       "_detach",
       [](const Tensor& t) {

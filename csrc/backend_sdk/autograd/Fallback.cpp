@@ -49,6 +49,13 @@ std::atomic<const KernelFunction*> g_hook{nullptr};
 
 DispatchKeySet below_autograd(DispatchKeySet ks) { return ks & keys_after(DispatchKey::AutogradFunctionality); }
 
+// "native_batch_norm" for "aten::native_batch_norm" (how PyTorch's messages name an operator).
+std::string function_name(const std::string& qualname) {
+  const size_t ns = qualname.find("::");
+  std::string name = ns == std::string::npos ? qualname : qualname.substr(ns + 2);
+  return name.substr(0, name.find('.'));
+}
+
 // Records `op` with its C++ formula (Note [Derivative formula table]).
 void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   const size_t nargs = info.names.size();
@@ -102,6 +109,11 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       const Tensor& t = v.to_tensor();
       node->arg_meta[i] = InputMetadata(t);
       const bool written = !info.written.empty() && info.written[i];  // saved after the forward
+      // A buffer the operator writes takes no gradient (native_batch_norm's running statistics): PyTorch refuses
+      // one that requires grad before running anything.
+      SDK_CHECK(!written || !requires_grad(t), "The function '", function_name(info.formula->op),
+                "' is not differentiable with respect to argument '", info.names[i],
+                "'. This input cannot have requires_grad True.");
       if (info.saved[i] && !written) node->saved[i] = SavedVariable(t, /*is_output=*/false);
       if (ninputs < 8) inputs[ninputs++] = t.impl();
     } else {
@@ -124,10 +136,20 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
       }
     }
   }
-  // One node input per return (Note [Derivative formula table], multiple outputs).
-  const size_t nret = info.num_returns;
-  SDK_CHECK(stack->size() >= nret, op.name(), ": the stack holds fewer values than the operator's returns");
-  IValue* rets = stack->data() + (stack->size() - nret);
+  // One node input per return (Note [Derivative formula table], multiple outputs), or per element of a
+  // Tensor[] return (Note [Tensor lists in the formula table]).
+  SDK_CHECK(stack->size() >= info.num_returns, op.name(), ": the stack holds fewer values than the operator's returns");
+  std::vector<IValue> elements;
+  IValue* rets = stack->data() + (stack->size() - info.num_returns);
+  if (info.returns_list) {
+    if (rets[0].is_tensor_list()) {
+      for (const Tensor& t : rets[0].to_tensor_list()) elements.emplace_back(t);
+    } else if (rets[0].is_list()) {
+      for (const IValue& e : rets[0].to_list()) elements.push_back(e);
+    }
+    rets = elements.data();
+  }
+  const size_t nret = info.returns_list ? elements.size() : info.num_returns;
   bool any = false;
   std::vector<bool> differentiable(nret, false);
   for (size_t r = 0; r < nret; ++r) {
@@ -136,7 +158,8 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     bool aliased = false;
     for (size_t i = 0; i < ninputs; ++i) aliased = aliased || inputs[i] == out.impl();
     // An input returned as it is keeps its own history; integer outputs (indices) have none.
-    differentiable[r] = !aliased && out.defined() && is_floating_type(out.dtype());
+    differentiable[r] = !aliased && out.defined() && is_floating_type(out.dtype()) &&
+                        r < info.differentiable_outputs;  // Note [Differentiable outputs]
     any = any || differentiable[r];
   }
   if (!any) return;
@@ -153,7 +176,19 @@ void record_with_formula(const FormulaInfo& info, const OperatorHandle& op, Disp
     break;
   }
   for (size_t r = 0; r < nret; ++r) {
-    if (differentiable[r]) set_history(rets[r].to_tensor(), node, static_cast<uint32_t>(r));
+    if (!differentiable[r]) continue;
+    const Tensor& out = rets[r].to_tensor();
+    // Note [View creation meta]: a view keeps the creation meta the view hook propagated from a view it was
+    // taken of (PyTorch's propagate_creation_meta: a view of a no_grad view refuses in-place writes too);
+    // views that share one node (unbind, split) refuse them (Note [Tensor lists in the formula table]).
+    AutogradMeta& m = autograd_meta_of(out);
+    const CreationMeta propagated = m.view_base.defined() ? m.creation_meta : CreationMeta::Default;
+    set_history(out, node, static_cast<uint32_t>(r));
+    if (propagated != CreationMeta::Default) {
+      m.creation_meta = propagated;
+    } else if (info.returns_list && m.view_base.defined()) {
+      m.creation_meta = CreationMeta::MultiOutputNode;
+    }
   }
 }
 
@@ -162,8 +197,14 @@ void autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet
     op.redispatch_boxed(below_autograd(ks), stack);
     return;
   }
-  if (const FormulaInfo* info = formula_for(op)) {
+  const FormulaInfo* info = formula_for(op);
+  if (info != nullptr && !info->inplace) {  // Note [In-place entries in the formula table]: the hook's
     record_with_formula(*info, op, ks, stack);
+    return;
+  }
+  if (info == nullptr && not_differentiable(op)) {  // Note [Operators that are not differentiable]
+    ExcludeDispatchKeyGuard no_grad(DispatchKey::AutogradFunctionality);
+    op.redispatch_boxed(below_autograd(ks), stack);
     return;
   }
   const KernelFunction* hook = g_hook.load(std::memory_order_acquire);
@@ -192,6 +233,7 @@ void remember_view_base(const Tensor& base, const Tensor& view) {
   AutogradMeta& vm = autograd_meta_of(view);
   vm.view_base = base_is_view ? bm->view_base : base;
   vm.creation_meta = meta;
+  vm.attr_version = view.impl()->version();  // Note [View grad_fn regeneration] (Node.cpp)
 }
 const bool g_view_hook_installed = [] {
   set_view_created_hook(&remember_view_base);

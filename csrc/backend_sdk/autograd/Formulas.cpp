@@ -10,6 +10,7 @@
 #include <backend_sdk/ops/LinearAlgebra.h>
 #include <backend_sdk/ops/MathFunctions.h>
 #include <backend_sdk/ops/detail/Geometry.h>
+#include <backend_sdk/runtime/Stream.h>
 
 namespace sdk::autograd {
 
@@ -421,6 +422,196 @@ Tensor native_dropout_backward(FormulaContext& c) {
   return call(OP("aten::native_dropout_backward"), g, mask, scale);
 }
 
+// ---- double backward: formulas of the backward operators (derivatives.yaml's) ----
+// Note [Convolution double backward]
+// convolution is bilinear in (input, weight): with gI = dI(gO, W), gW = dW(gO, I) and gB = sum(gO) (the
+// operator's outputs), for upstream gradients (ggI, ggW, ggB): d/dgO = conv(ggI, W) + conv(I, ggW) + ggB,
+// d/dI = dI(gO, ggW), d/dW = dW(gO, ggI), each dI / dW one convolution_backward (PyTorch's
+// _convolution_double_backward, which the same identities give).
+Tensor conv_part(FormulaContext& c, const Tensor& a, const Tensor& b) {
+  return call(OP("aten::convolution"), a, b, IValue(), c.arg("stride"), c.arg("padding"), c.arg("dilation"),
+              c.arg("transposed"), c.arg("output_padding"), c.arg("groups"));
+}
+Tensor conv_backward_part(FormulaContext& c, const Tensor& go, const Tensor& x, const Tensor& w, size_t which) {
+  GenericList mask;  // Note [Backward operators under create_graph]: all of them when recorded
+  for (size_t i = 0; i < 3; ++i) mask.emplace_back(is_grad_enabled() || i == which);
+  return call_all(OP("aten::convolution_backward"), contiguous(go), x, w, IValue(std::vector<int64_t>{go.size(1)}),
+                  c.arg("stride"), c.arg("padding"), c.arg("dilation"), c.arg("transposed"), c.arg("output_padding"),
+                  c.arg("groups"), IValue(std::move(mask)))[which];
+}
+std::vector<Tensor> convolution_double_backward(FormulaContext& c) {
+  const Tensor go = c.tensor("grad_output"), x = c.tensor("input"), w = c.tensor("weight");
+  std::vector<Tensor> out(3);
+  if (c.needs("grad_output")) {
+    Tensor ggo;
+    auto add_part = [&](const Tensor& t) { ggo = ggo.defined() ? add(ggo, t) : t; };
+    if (c.has_grad(0)) add_part(conv_part(c, c.grad(0), w));
+    if (c.has_grad(1)) add_part(conv_part(c, x, c.grad(1)));
+    if (c.has_grad(2)) {
+      std::vector<int64_t> shape(static_cast<size_t>(go.dim()), 1);
+      shape[1] = go.size(1);
+      add_part(expand_to(reshape_to(c.grad(2), shape), go.sizes()));
+    }
+    out[0] = ggo.defined() ? ggo : mul(go, 0);
+  }
+  if (c.needs("input") && c.has_grad(1)) out[1] = conv_backward_part(c, go, x, c.grad(1), 0);
+  if (c.needs("weight") && c.has_grad(0)) out[2] = conv_backward_part(c, go, c.grad(0), w, 1);
+  return out;
+}
+
+// Note [Normalization double backward]
+// For y = xh w + b, xh = (x - mean) rstd over groups of M elements (dims R: layer norm's trailing
+// normalized dims; batch norm's all but dim 1 in training), the first backward is gI = rstd P(g w),
+// gW = sum_S(g xh), gB = sum_S(g) (S: the dims the affine parameters are summed over), with
+// P(u) = u - mean_R(u) - xh mean_R(xh u), which is symmetric. With d xh = rstd P(dx) and
+// d rstd = -rstd^2 mean_R(xh dx) (mean and rstd are functions of x, whatever eps was), the gradients of
+// <a, gI> + <b, gW> + <c, gB> are
+//   d/dg = w rstd P(a) + b xh + c,    d/dw = sum_S(g rstd P(a)),
+//   d/dx = rstd P(b g - rstd (m a + mean_R(a xh) g w)) - rstd^2 mean_R(a P(g w)) xh,  m = mean_R(g w xh)
+// (PyTorch's layer_norm_double_backward / batchnorm_double_backward). mean and rstd themselves are not
+// differentiable (derivatives.yaml: not_implemented; Note [Differentiable outputs]).
+struct NormGeometry {
+  std::vector<int64_t> R, S;        // statistics dims, affine-sum dims
+  std::vector<int64_t> stat_view;   // the shape mean / rstd broadcast as
+  std::vector<int64_t> param_view;  // the shape weight (and gW, gB's upstream gradients) broadcast as
+  double M = 1;
+};
+std::vector<Tensor> norm_double_backward(FormulaContext& c, const NormGeometry& geo, const Tensor& g, const Tensor& x,
+                                         const Tensor& mean, const Tensor& rstd, const Tensor& weight) {
+  auto meanR = [&](const Tensor& t) { return div(ops::sum(t, geo.R, true), Scalar(geo.M)); };
+  auto sumS = [&](const Tensor& t) { return ops::sum(t, geo.S, false); };
+  const Tensor r = reshape_to(rstd, geo.stat_view);
+  const Tensor xh = mul(sub(x, reshape_to(mean, geo.stat_view)), r);
+  const Tensor w = weight.defined() ? reshape_to(weight, geo.param_view) : Tensor();
+  auto P = [&](const Tensor& u) { return sub(sub(u, meanR(u)), mul(xh, meanR(mul(xh, u)))); };
+  const Tensor gw = w.defined() ? mul(g, w) : g;
+  std::vector<Tensor> out(3);  // grad_out, input, weight
+  const bool has_a = c.has_grad(0), has_b = c.has_grad(1), has_c = c.has_grad(2);
+  const Tensor a = has_a ? c.grad(0) : Tensor();
+  const Tensor b = has_b ? reshape_to(c.grad(1), geo.param_view) : Tensor();
+  const Tensor rPa = has_a ? mul(r, P(a)) : Tensor();
+  if (c.needs("grad_out")) {
+    Tensor d = has_a ? (w.defined() ? mul(w, rPa) : rPa) : mul(g, 0);
+    if (has_b) d = add(d, mul(b, xh));
+    if (has_c) d = add(d, expand_to(reshape_to(c.grad(2), geo.param_view), g.sizes()));
+    out[0] = d;
+  }
+  if (c.needs("input") && (has_a || has_b)) {
+    Tensor u = has_b ? mul(b, g) : mul(g, 0);
+    if (has_a) {
+      const Tensor m = meanR(mul(gw, xh));
+      u = sub(u, mul(r, add(mul(m, a), mul(meanR(mul(a, xh)), gw))));
+      out[1] = sub(mul(r, P(u)), mul(mul(mul(r, r), meanR(mul(a, P(gw)))), xh));
+    } else {
+      out[1] = mul(r, P(u));
+    }
+  }
+  if (c.needs("weight") && has_a && weight.defined()) out[2] = reshape_to(sumS(mul(g, rPa)), weight.sizes());
+  return out;
+}
+
+std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
+  // derivatives.yaml: not_implemented (PyTorch's message).
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean"),
+                            "the derivative for 'native_layer_norm_backward mean' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("rstd"),
+                            "the derivative for 'native_layer_norm_backward rstd' is not implemented.");
+  const Tensor x = c.tensor("input");
+  const size_t n = static_cast<size_t>(x.dim()), k = c.ints("normalized_shape").size();
+  NormGeometry geo;
+  geo.stat_view = x.sizes().vec();  // mean / rstd: the leading dims, 1 over the normalized ones
+  geo.param_view = x.sizes().vec();  // weight: the normalized dims
+  for (size_t i = 0; i < n; ++i) {
+    const auto d = static_cast<int64_t>(i);
+    if (i + k >= n) {
+      geo.R.push_back(d);
+      geo.M *= static_cast<double>(x.size(d));
+      geo.stat_view[i] = 1;
+    } else {
+      geo.S.push_back(d);
+      geo.param_view[i] = 1;
+    }
+  }
+  return norm_double_backward(c, geo, c.tensor("grad_out"), x, c.tensor("mean"), c.tensor("rstd"),
+                              c.tensor("weight"));
+}
+
+// native_batch_norm_backward: in training, Note [Normalization double backward] over all dims but 1 with
+// the saved batch statistics; in eval, gI = g w istd, gW = sum(g (x - rm) istd) with istd = (rv + eps)^-1/2
+// constants, so d/dg = a w istd + b xh + c, d/dw = sum(a g istd), d/dx = b g istd.
+std::vector<Tensor> native_batch_norm_double_backward(FormulaContext& c) {
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_mean"),
+                            "the derivative for 'native_batch_norm_backward save_mean' is not implemented.");
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_invstd"),
+                            "the derivative for 'native_batch_norm_backward save_invstd' is not implemented.");
+  const Tensor x = c.tensor("input"), g = c.tensor("grad_out"), weight = c.tensor("weight");
+  const size_t n = static_cast<size_t>(x.dim());
+  NormGeometry geo;
+  geo.param_view.assign(n, 1);
+  if (n > 1) geo.param_view[1] = x.size(1);
+  geo.stat_view = geo.param_view;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 1) continue;
+    geo.R.push_back(static_cast<int64_t>(i));
+    geo.M *= static_cast<double>(x.size(static_cast<int64_t>(i)));
+  }
+  geo.S = geo.R;
+  if (c.flag("train")) {
+    return norm_double_backward(c, geo, g, x, c.tensor("save_mean"), c.tensor("save_invstd"), weight);
+  }
+  const Tensor istd = reshape_to(
+      unary(OP("aten::rsqrt"), add(c.tensor("running_var"), Scalar(c.arg("eps").to_double()))), geo.param_view);
+  const Tensor xh = mul(sub(x, reshape_to(c.tensor("running_mean"), geo.param_view)), istd);
+  const Tensor w = weight.defined() ? reshape_to(weight, geo.param_view) : Tensor();
+  std::vector<Tensor> out(3);
+  if (c.needs("grad_out")) {
+    Tensor d = c.has_grad(0) ? mul(c.grad(0), w.defined() ? mul(w, istd) : istd) : mul(g, 0);
+    if (c.has_grad(1)) d = add(d, mul(reshape_to(c.grad(1), geo.param_view), xh));
+    if (c.has_grad(2)) d = add(d, expand_to(reshape_to(c.grad(2), geo.param_view), g.sizes()));
+    out[0] = d;
+  }
+  if (c.needs("input") && c.has_grad(1)) out[1] = mul(mul(reshape_to(c.grad(1), geo.param_view), g), istd);
+  if (c.needs("weight") && c.has_grad(0) && weight.defined()) {
+    out[2] = reshape_to(ops::sum(mul(mul(c.grad(0), g), istd), geo.S, false), weight.sizes());
+  }
+  return out;
+}
+
+// max_pool2d_with_indices_backward: d/dg gathers the upstream gradient where the indices point (PyTorch's
+// max_pool_double_backward); embedding_dense_backward: the rows the indices select, scaled by 1/count
+// where the first backward scaled (PyTorch's embedding_dense_double_backward omits that scale).
+Tensor max_pool_double_backward(const Tensor& gg, const Tensor& indices) {
+  std::vector<int64_t> flat = gg.sizes().vec(), iflat = indices.sizes().vec();
+  const int64_t hw = flat[flat.size() - 1] * flat[flat.size() - 2];
+  flat.resize(flat.size() - 2);
+  flat.push_back(hw);
+  const int64_t ohw = iflat[iflat.size() - 1] * iflat[iflat.size() - 2];
+  iflat.resize(iflat.size() - 2);
+  iflat.push_back(ohw);
+  const int64_t last = static_cast<int64_t>(flat.size()) - 1;
+  return reshape_to(ops::gather(reshape_to(gg, flat), last, reshape_to(indices, iflat)), indices.sizes());
+}
+Tensor embedding_double_backward(FormulaContext& c) {
+  const Tensor gg = c.grad(0);
+  const Tensor idx = flat1(contiguous(c.tensor("indices")));
+  Tensor rows = ops::index_select(gg, 0, idx);
+  const int64_t pad = c.integer("padding_idx");
+  const int64_t num = c.integer("num_weights");
+  if (c.flag("scale_grad_by_freq")) {
+    InputMetadata cm(gg);
+    cm.shape = {num};
+    Tensor counts = ops::scatter_add(zeros(cm), 0, idx, ops::full_like_sized(gg, idx.sizes(), 1.0));
+    rows = div(rows, reshape_to(ops::index_select(counts, 0, idx), std::vector<int64_t>{idx.numel(), 1}));
+  }
+  if (pad >= 0) {
+    Tensor keep = cmp(OP("aten::ne.Scalar"), reshape_to(idx, std::vector<int64_t>{idx.numel(), 1}), Scalar(pad));
+    rows = where0(keep, rows);
+  }
+  std::vector<int64_t> shape = c.tensor("indices").sizes().vec();
+  shape.push_back(gg.size(1));
+  return reshape_to(rows, shape);
+}
+
 // ---- issue 14: the formulas moved from backend_sdk/autograd/_formulas.py ----
 // clamp.Tensor: PyTorch's clamp_backward_min_max (a bound that does not bind gets no gradient; where
 // min > max the result is max, whose gradient wins).
@@ -679,11 +870,20 @@ int64_t storage_extent(IntArrayRef shape, IntArrayRef strides, int64_t offset) {
   }
   return e + 1;
 }
+Tensor as_strided_geometry_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef self_strides,
+                                    int64_t self_offset, const std::vector<int64_t>& size,
+                                    const std::vector<int64_t>& stride, int64_t offset);
 Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vector<int64_t>& size,
                            const std::vector<int64_t>& stride, const IValue& offset) {
-  const int64_t base = self.storage_offset();
-  const int64_t out_off = (offset.is_none() ? base : offset.to_int()) - base;
-  const int64_t n = std::max<int64_t>({storage_extent(self.sizes(), self.strides(), 0),
+  return as_strided_geometry_backward(g, self.sizes(), self.strides(), self.storage_offset(), size, stride,
+                                      offset.is_none() ? self.storage_offset() : offset.to_int());
+}
+// The same from the input's geometry (sizes, strides, storage offset) alone.
+Tensor as_strided_geometry_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef self_strides,
+                                    int64_t self_offset, const std::vector<int64_t>& size,
+                                    const std::vector<int64_t>& stride, int64_t offset) {
+  const int64_t out_off = offset - self_offset;
+  const int64_t n = std::max<int64_t>({storage_extent(self_sizes, self_strides, 0),
                                        storage_extent(size, stride, out_off), int64_t{1}});
   InputMetadata m = InputMetadata(g);
   m.shape = {n};
@@ -697,11 +897,25 @@ Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vecto
     Tensor out_pos = flat1(contiguous(call(strided, pos, size, stride, out_off)));
     flat = ops::index_put(flat, {std::optional<Tensor>(out_pos)}, flat1(contiguous(g)), true);
   }
-  return call(strided, flat, self.sizes().vec(), self.strides().vec(), int64_t{0});
+  return call(strided, flat, self_sizes.vec(), self_strides.vec(), int64_t{0});
 }
+
+// Note [View grad_fn regeneration] (Node.cpp).
+struct ViewRebaseNode final : Node {
+  explicit ViewRebaseNode(edge_list edges) : Node(std::move(edges)) {}
+  variable_list apply(variable_list&& grads) override {
+    if (grads.empty() || !grads[0].defined()) return {Tensor()};
+    return {as_strided_geometry_backward(grads[0], base_sizes, base_strides, base_offset, view_sizes, view_strides,
+                                         view_offset)};
+  }
+  std::string name() const override { return "AsStridedBackward0"; }
+  std::vector<int64_t> base_sizes, base_strides, view_sizes, view_strides;
+  int64_t base_offset = 0, view_offset = 0;
+};
 
 #define G (c.grad(0))
 #define G_(i) (c.grad(i))
+#define GRADS_ALL (c.all_grads())
 #define HAS_G(i) (c.has_grad(i))
 #define R_(i) (c.result(i))
 #define INT(x) (c.integer(#x))
@@ -730,12 +944,38 @@ Tensor as_strided_backward(const Tensor& g, const Tensor& self, const std::vecto
     c.set_if(#d, r_.size() > 2 ? r_[2] : Tensor());    \
   }
 #define SDK_DERIVATIVE(op, node, saves, ...) {op, #node, saves, [](FormulaContext& c) { __VA_ARGS__ }},
+#define SDK_NOT_DIFFERENTIABLE(op)
+#define SDK_DIFFERENTIABLE_OUTPUTS(op, n)
 
 const Formula kFormulas[] = {
 #include "derivatives.def"
 };
 
 #undef SDK_DERIVATIVE
+#undef SDK_NOT_DIFFERENTIABLE
+#undef SDK_DIFFERENTIABLE_OUTPUTS
+// Note [Operators that are not differentiable]: the same file read for its other entries.
+#define SDK_DERIVATIVE(op, node, saves, ...)
+#define SDK_DIFFERENTIABLE_OUTPUTS(op, n)
+#define SDK_NOT_DIFFERENTIABLE(op) op,
+const char* const kNotDifferentiable[] = {
+#include "derivatives.def"
+};
+#undef SDK_NOT_DIFFERENTIABLE
+#undef SDK_DIFFERENTIABLE_OUTPUTS
+// Note [Differentiable outputs]: and once more for the output counts.
+struct OutputCount {
+  const char* op;
+  size_t n;
+};
+#define SDK_NOT_DIFFERENTIABLE(op)
+#define SDK_DIFFERENTIABLE_OUTPUTS(op, n) {op, n},
+const OutputCount kDifferentiableOutputs[] = {
+#include "derivatives.def"
+};
+#undef SDK_DERIVATIVE
+#undef SDK_NOT_DIFFERENTIABLE
+#undef SDK_DIFFERENTIABLE_OUTPUTS
 #undef GRAD
 #undef GRADS3
 #undef GRAD_LIST
@@ -744,6 +984,7 @@ const Formula kFormulas[] = {
 #undef R
 #undef R_
 #undef G_
+#undef GRADS_ALL
 #undef HAS_G
 #undef INT
 #undef INTS
@@ -771,20 +1012,28 @@ struct Table {
       if (!op || !op->entry().has_schema()) continue;
       const SchemaRecord* rec = op->entry().schema_record();
       const FunctionSchema& s = rec->schema;
+      // Note [Tensor lists in the formula table]: a single Tensor[] return.
+      const bool returns_list = s.returns.size() == 1 && s.returns[0].type->kind == TypeKind::List &&
+                                s.returns[0].type->elem && s.returns[0].type->elem->kind == TypeKind::Tensor;
       bool tensor_returns = !s.returns.empty();
       for (const Argument& r : s.returns) tensor_returns = tensor_returns && r.type->kind == TypeKind::Tensor;
       bool writes_only_buffers = true;  // Note [Derivative formula table]: optional buffers only
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         writes_only_buffers = writes_only_buffers && (!s.arguments[i].is_write() || s.arguments[i].type->is_optional());
       }
+      // Note [In-place entries in the formula table]: self written and returned, nothing else written.
+      bool inplace = !s.arguments.empty() && s.arguments[0].is_write() && s.returns.size() == 1;
+      for (size_t i = 1; i < s.arguments.size(); ++i) inplace = inplace && !s.arguments[i].is_write();
       FormulaInfo info;
-      if (s.is_mutable()) {
+      if (s.is_mutable() && !inplace) {
         for (const Argument& a : s.arguments) info.written.push_back(a.is_write());
       }
-      SDK_CHECK(writes_only_buffers && tensor_returns, "derivatives.def: ", f.op,
-                " must be a functional operator returning tensors");
+      SDK_CHECK((writes_only_buffers || inplace) && (tensor_returns || returns_list), "derivatives.def: ", f.op,
+                " must be a functional operator returning tensors, or an in-place one");
       info.formula = &f;
       info.num_returns = s.returns.size();
+      info.returns_list = returns_list;
+      info.inplace = inplace;
       info.saved.assign(s.arguments.size(), false);
       for (size_t i = 0; i < s.arguments.size(); ++i) {
         info.names.push_back(s.arguments[i].name);
@@ -815,7 +1064,19 @@ struct Table {
       }
       by_record.emplace(rec, std::move(info));
     }
+    for (const OutputCount& oc : kDifferentiableOutputs) {
+      std::optional<OperatorHandle> op = Dispatcher::singleton().find_schema(oc.op);
+      auto it = op && op->entry().has_schema() ? by_record.find(op->entry().schema_record()) : by_record.end();
+      SDK_CHECK(it != by_record.end(), "derivatives.def: SDK_DIFFERENTIABLE_OUTPUTS(", oc.op, ") has no entry");
+      it->second.differentiable_outputs = oc.n;
+    }
+    for (const char* name : kNotDifferentiable) {
+      std::optional<OperatorHandle> op = Dispatcher::singleton().find_schema(name);
+      if (!op || !op->entry().has_schema()) continue;
+      not_differentiable.emplace(op->entry().schema_record(), name);
+    }
   }
+  std::unordered_map<const SchemaRecord*, std::string> not_differentiable;
 };
 
 const Table& table() {
@@ -829,6 +1090,31 @@ const FormulaInfo* formula_for(const OperatorHandle& op) {
   const Table& t = table();
   auto it = t.by_record.find(op.entry().schema_record());
   return it == t.by_record.end() ? nullptr : &it->second;
+}
+
+bool not_differentiable(const OperatorHandle& op) {
+  const Table& t = table();
+  return t.not_differentiable.count(op.entry().schema_record()) != 0;
+}
+
+std::vector<std::string> not_differentiable_names() {
+  std::vector<std::string> out;
+  for (const auto& kv : table().not_differentiable) out.push_back(kv.second);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::shared_ptr<Node> make_view_rebase_node(const Tensor& view, const Tensor& base, Edge base_edge) {
+  auto node = std::make_shared<ViewRebaseNode>(edge_list{std::move(base_edge)});
+  node->base_sizes = base.sizes().vec();
+  node->base_strides = base.strides().vec();
+  node->base_offset = base.storage_offset();
+  node->view_sizes = view.sizes().vec();
+  node->view_strides = view.strides().vec();
+  node->view_offset = view.storage_offset();
+  node->input_metadata.emplace_back(view);
+  if (!view.is_cpu() && !view.is_meta()) node->stream_id = runtime::current_stream(view.device()).id();
+  return node;
 }
 
 const FormulaInfo* formula_for_name(const std::string& qualname) {
@@ -886,6 +1172,13 @@ Tensor FormulaContext::grad(size_t i) const {
   Tensor z = ops::empty(m.shape, m.dtype, m.device);
   ops::fill_(z, 0);
   return z;
+}
+
+std::vector<Tensor> FormulaContext::all_grads() const {
+  std::vector<Tensor> out;
+  out.reserve(node.input_metadata.size());
+  for (size_t i = 0; i < node.input_metadata.size(); ++i) out.push_back(grad(i));
+  return out;
 }
 
 Tensor FormulaContext::result(size_t i) const {
@@ -992,8 +1285,8 @@ variable_list run_formula_for(const FormulaInfo& info, std::vector<IValue> args,
                   " arguments and metadata, got ", args.size(), " and ", meta.size());
   SDK_CHECK_VALUE(needs.size() == info.tensor_args.size(), info.formula->node_name, ": expected ",
                   info.tensor_args.size(), " needs flags, got ", needs.size());
-  SDK_CHECK_VALUE(grads.size() == info.num_returns, info.formula->node_name, ": expected ", info.num_returns,
-                  " gradients, got ", grads.size());
+  SDK_CHECK_VALUE(info.returns_list || grads.size() == info.num_returns, info.formula->node_name, ": expected ",
+                  info.num_returns, " gradients, got ", grads.size());
   auto node = std::make_shared<FormulaNode>(&info, edge_list{});
   node->args.resize(nargs);
   node->saved.resize(nargs);

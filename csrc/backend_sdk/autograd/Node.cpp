@@ -1,5 +1,7 @@
 #include <backend_sdk/autograd/detail/Node.h>
 
+#include <backend_sdk/autograd/detail/Formulas.h>
+
 #include <sstream>
 
 #include <backend_sdk/dispatch/LocalDispatchKeySet.h>
@@ -68,9 +70,54 @@ variable_list AccumulateGrad::apply(variable_list&&) {
   return {};
 }
 
+// Note [View grad_fn regeneration]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// As PyTorch's VariableHooks::grad_fn: a view with a history remembers the
+// version its grad_fn was set at (attr_version). An in-place write into its
+// base or into another view of it (CopySlices) changes the shared version
+// counter and the base's history, so the view's node is stale: the next time
+// its history is read (grad_fn, or an edge for recording), it is regenerated as
+// an AsStridedBackward0 of the root base's current history
+// (make_view_rebase_node, Formulas.cpp), which takes the view's region of the
+// base's gradient. Without this, `v = base[1:]; w = v[:2]; w.mul_(y); v * 2`
+// would reach base's history from before the write (wrong gradients).
+// A view made in grad mode of a base outside autograd has no history of its own; once a write into
+// another view of the base gave the base one, it is regenerated the same way (PyTorch's differentiable
+// views). A view made under no_grad or in inference mode of a base in autograd cannot be regenerated:
+// reading its history after such a write raises PyTorch's error (handle_view_on_rebase).
+void refresh_view_history(const Tensor& t, AutogradMeta& m) {
+  if (!m.view_base.defined()) return;
+  const uint32_t v = t.impl()->version();
+  if (v == m.attr_version) return;
+  Edge base = gradient_edge(m.view_base);
+  if (!base.is_valid()) return;  // the base takes no part in autograd (yet): nothing to regenerate from
+  if (m.creation_meta == CreationMeta::NoGradMode || m.creation_meta == CreationMeta::InferenceMode) {
+    const bool inference = m.creation_meta == CreationMeta::InferenceMode;
+    std::string who = "A view was created";
+    if (m.grad_fn) {
+      const std::string n = m.grad_fn->name();
+      who = "Output " + std::to_string(m.output_nr) + " of " + n.substr(0, n.rfind("Backward")) +
+            " is a view of a view which was created";
+    }
+    const char* block = inference ? "inference_mode" : "no_grad";
+    SDK_CHECK(false, who, inference ? " in inference mode" : " in no_grad mode",
+              " and its base or another view of its base has been modified inplace ",
+              inference ? "in normal mode" : "with grad mode enabled",
+              ". Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+              "moving both the view and the inplace either both inside the ", block,
+              " block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+              "tracked).");
+  }
+  m.attr_version = v;
+  m.grad_fn = make_view_rebase_node(t, m.view_base, std::move(base));
+  m.output_nr = 0;
+  m.requires_grad_ = true;
+}
+
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta* m = maybe_autograd_meta(t);
   if (m == nullptr) return {};
+  refresh_view_history(t, *m);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad_) return {};
   return {grad_accumulator(t), 0};
@@ -98,11 +145,14 @@ void set_history(const Tensor& t, std::shared_ptr<Node> fn, uint32_t nr) {
   m.creation_meta = CreationMeta::Default;  // a recorded result (Note [View creation meta])
   m.grad_fn = std::move(fn);
   m.output_nr = nr;
+  m.attr_version = t.impl()->version();  // Note [View grad_fn regeneration]
 }
 
 std::shared_ptr<Node> grad_fn(const Tensor& t) {
   AutogradMeta* m = maybe_autograd_meta(t);
-  return m != nullptr ? m->grad_fn : nullptr;
+  if (m == nullptr) return nullptr;
+  refresh_view_history(t, *m);
+  return m->grad_fn;
 }
 
 uint32_t output_nr(const Tensor& t) {

@@ -38,13 +38,38 @@
 // where none), METAS(tensors) the elements' shape/dtype/device. A saved
 // Tensor[] or Tensor?[] argument (index.Tensor's and index_put's indices) is
 // saved per element (version checked) and read as TLIST(indices), a list of
-// optional tensors. Tensor[] returns (unbind, split) stay on the Python path:
-// their outputs are views whose in-place writes rebase the base's history
-// there (CopySlices).
+// optional tensors. A Tensor[] return (unbind, split, chunk) is one node
+// input per element (G_(i), GRADS_ALL: every element's gradient, zeros where
+// none flowed); the elements are views of one node, marked
+// CreationMeta::MultiOutputNode, so an in-place write into one is refused
+// with PyTorch's message (a node cannot be rebased for one of its outputs).
+//
+// Note [In-place entries in the formula table]
+// The in-place samplers (uniform_, normal_, bernoulli_.float, random_, ...)
+// have no functional form in aten, so their entries name the in-place
+// overload. The fallback never records them (an in-place operator needs the
+// leaf and view checks and CopySlices of the Python hook); the hook runs
+// their formula through run_formula_for, as for the functional twins of other
+// in-place variants.
+//
+// Note [Operators that are not differentiable]
+// SDK_NOT_DIFFERENTIABLE(op) entries (rand_like, new_zeros, detach, ...: what
+// PyTorch does not differentiate, its outputs are fresh samples or constants)
+// run below Autograd and record nothing: their outputs do not require grad.
+//
+// Note [Differentiable outputs]
+// SDK_DIFFERENTIABLE_OUTPUTS(op, n): only the first n outputs of the entry's
+// operator take part in autograd, as PyTorch's output_differentiability (which
+// torchgen infers where a formula reads `grad` alone): native_layer_norm's and
+// native_batch_norm's statistics, nll_loss_forward's total_weight. The others
+// do not require grad; saved, they are plain tensors (no history under
+// create_graph), so a formula treats them as the functions of its inputs they
+// are (the norm backwards' double backward differentiates through them).
 // Operators without an entry keep the Python
 // recording hook (backend_sdk/autograd/_record.py) and its Python formulas.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -75,13 +100,22 @@ struct FormulaInfo {
   std::vector<bool> written;          // per argument: written by the operator (empty: none is)
   bool saves_result = false;
   size_t num_returns = 1;
+  bool returns_list = false;  // a single Tensor[] return (Note [Tensor lists in the formula table])
+  bool inplace = false;       // Note [In-place entries in the formula table]: never recorded by the fallback
+  size_t differentiable_outputs = SIZE_MAX;  // Note [Differentiable outputs]
 };
 
 // The entry for an operator overload by name ("aten::mul.Tensor"), or null.
 SDK_API const FormulaInfo* formula_for_name(const std::string& qualname);
 
-// The entry for the operator's current definition, or null.
+// The entry for the operator's current definition, or null (in-place entries included).
 const FormulaInfo* formula_for(const OperatorHandle& op);
+
+// Whether the operator's current definition is in the table as not differentiable
+// (Note [Operators that are not differentiable]).
+bool not_differentiable(const OperatorHandle& op);
+// The overloads the table declares not differentiable (those bound to an operator).
+SDK_API std::vector<std::string> not_differentiable_names();
 
 struct FormulaNode final : Node {
   FormulaNode(const FormulaInfo* info, edge_list edges) : Node(std::move(edges)), info(info) {}
@@ -119,6 +153,7 @@ struct FormulaContext {
   ScalarType dtype(const char* name) const;
   Tensor result(size_t i = 0) const;
   Tensor grad(size_t i) const;  // gradient of output i; zeros where none flowed
+  std::vector<Tensor> all_grads() const;  // every output's gradient (grad(i) for each)
   bool has_grad(size_t i) const { return i < grads.size() && grads[i].defined(); }
   int64_t integer(const char* name) const;
   std::vector<int64_t> ints(const char* name) const;
@@ -136,6 +171,10 @@ struct FormulaContext {
   }
   const IValue& arg(const char* name) const { return node.args[static_cast<size_t>(index(name))]; }
 };
+
+// Note [View grad_fn regeneration] (Node.cpp): PyTorch's AsStridedBackward0 for `view` of `base`, whose
+// gradient flows to `base_edge` (the base's current history); it keeps geometry only.
+std::shared_ptr<Node> make_view_rebase_node(const Tensor& view, const Tensor& base, Edge base_edge);
 
 // A Tensor[] / Tensor?[] argument saved per element (Note [Tensor lists in the formula table]).
 std::vector<SavedVariable> save_list(const IValue& v);

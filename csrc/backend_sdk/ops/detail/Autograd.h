@@ -83,7 +83,9 @@ struct Node;  // <backend_sdk/autograd/detail/Node.h>
 // leaf that requires grad, a weak reference to its AccumulateGrad node (weak:
 // the node holds the tensor, so a strong one would be a cycle), and .grad.
 // Note [View creation meta]; the values are PyTorch's order, and Python reads them.
-enum class CreationMeta : uint8_t { Default = 0, NoGradMode = 1, InferenceMode = 2 };
+// MultiOutputNode: an output of an operator returning several views (unbind, split; Note [Tensor lists in
+// the formula table]), which refuses in-place writes.
+enum class CreationMeta : uint8_t { Default = 0, NoGradMode = 1, InferenceMode = 2, MultiOutputNode = 3 };
 
 struct SDK_API AutogradMeta final : AutogradMetaInterface {
   bool requires_grad_ = false;
@@ -91,6 +93,7 @@ struct SDK_API AutogradMeta final : AutogradMetaInterface {
   // A leaf whose hooks live in Python: the engine accumulates through the bindings (Engine.h).
   bool has_py_hooks = false;
   uint32_t output_nr = 0;
+  uint32_t attr_version = 0;  // the version when grad_fn was set (Note [View grad_fn regeneration], Node.cpp)
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;
   Tensor grad;  // .grad
