@@ -45,8 +45,9 @@ def ns() -> str:
     return f"test_ns_{next(_counter)}"
 
 
-def arange_tensor(*shape: int, dtype=np.float32) -> backend_sdk.Tensor:
-    return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape))
+def arange_tensor(*shape: int, dtype=np.float32, device: str = "cpu") -> backend_sdk.Tensor:
+    """0, 1, 2... in ``shape`` on ``device`` (a contiguous tensor; from numpy on the CPU)."""
+    return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)).to(device)
 
 
 SIM_BACKEND = "privateusethree"

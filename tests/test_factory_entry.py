@@ -104,53 +104,54 @@ def test_a_mode_sees_empty_and_fill() -> None:
     assert mode.log == ["aten::empty.memory_format", "aten::fill_.Scalar"] * 2
 
 
-def test_zeros_on_meta_and_accel() -> None:
+def test_zeros_and_ones_on_meta_and_every_device(device: str) -> None:
     m = sdk.zeros(2, 3, device="meta")
     assert m.is_meta and tuple(m.shape) == (2, 3)
-    accel = pytest.importorskip("accel")
-    del accel
-    a = sdk.ones(5, device="accel")
-    assert a.device.type == "accel" and a.cpu().numpy().tolist() == [1.0] * 5
+    a = sdk.ones(5, device=device)
+    z = sdk.zeros(2, 2, dtype=sdk.int64, device=device)
+    assert a.device.type == z.device.type == device and a.cpu().numpy().tolist() == [1.0] * 5
+    assert z.dtype == sdk.int64 and z.cpu().numpy().tolist() == [[0, 0], [0, 0]]
 
 
 # ---- fill_ (Note [Small contiguous fill]) ----------------------------------------------------------------
+# The small path is the CPU kernel's; the same results must hold on every test device.
 _DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
 
 @pytest.mark.parametrize("dtype", _DTYPES)
 @pytest.mark.parametrize("n", [1, 3, 17, 65535, 65536, 70000])
-def test_fill_small_and_large_contiguous_match_strided(dtype: str, n: int) -> None:
+def test_fill_small_and_large_contiguous_match_strided(device: str, dtype: str, n: int) -> None:
     dt = getattr(sdk, dtype)
     value = True if dtype == "bool" else 3
-    contiguous = sdk.empty(n, dtype=dt).fill_(value)
-    strided = sdk.empty(2 * n, dtype=dt)[::2].fill_(value)  # the TensorIterator path
-    assert contiguous.numpy().tolist() == strided.numpy().tolist()
-    zero = sdk.full([n], 1, dtype=dt).fill_(0)
-    assert not zero.numpy().astype(np.float64).any()
+    contiguous = sdk.empty(n, dtype=dt, device=device).fill_(value)
+    strided = sdk.empty(2 * n, dtype=dt, device=device)[::2].fill_(value)  # the TensorIterator path
+    assert contiguous.cpu().numpy().tolist() == strided.cpu().numpy().tolist()
+    zero = sdk.full([n], 1, dtype=dt, device=device).fill_(0)
+    assert not zero.cpu().numpy().astype(np.float64).any()
     if dtype not in ("bool", "uint8", "int8"):
-        neg = sdk.empty(n, dtype=dt).fill_(-2.0 if dt.is_floating_point else -2)
-        assert (neg.numpy().astype(np.float64) == -2).all()
+        neg = sdk.empty(n, dtype=dt, device=device).fill_(-2.0 if dt.is_floating_point else -2)
+        assert (neg.cpu().numpy().astype(np.float64) == -2).all()
 
 
-def test_fill_small_contiguous_checks_the_value_and_bumps_the_version() -> None:
-    t = sdk.zeros(3, dtype=sdk.int8)
+def test_fill_small_contiguous_checks_the_value_and_bumps_the_version(device: str) -> None:
+    t = sdk.zeros(3, dtype=sdk.int8, device=device)
     v = t._version
     t.fill_(5)
-    assert t._version == v + 1 and t.numpy().tolist() == [5, 5, 5]
+    assert t._version == v + 1 and t.cpu().numpy().tolist() == [5, 5, 5]
     with pytest.raises((RuntimeError, ValueError), match="fill_"):
         t.fill_(1000)  # does not fit in int8: the checked conversion, as before
-    assert t.numpy().tolist() == [5, 5, 5]
-    f = sdk.zeros(4).fill_(float("nan"))
-    assert np.isnan(f.numpy()).all()
+    assert t.cpu().numpy().tolist() == [5, 5, 5]
+    f = sdk.zeros(4, device=device).fill_(float("nan"))
+    assert np.isnan(f.cpu().numpy()).all()
     m = sdk.empty(3, device="meta")
     mv = m._version
     m.fill_(2.0)
     assert m._version == mv + 1
-    e = sdk.empty(0).fill_(1.0)
+    e = sdk.empty(0, device=device).fill_(1.0)
     assert e.numel() == 0
 
 
-def test_fill_of_an_expanded_tensor_still_refuses() -> None:
-    x = sdk.zeros(1).expand(4)
+def test_fill_of_an_expanded_tensor_still_refuses(device: str) -> None:
+    x = sdk.zeros(1, device=device).expand(4)
     with pytest.raises((RuntimeError, ValueError)):
         x.fill_(1.0)

@@ -40,8 +40,8 @@ def test_negative_and_overflowing_sizes_are_value_errors():
 
 
 # ---- views ---------------------------------------------------------------------------------
-def test_views_share_storage_and_see_writes():
-    base = arange_tensor(2, 3, 4)
+def test_views_share_storage_and_see_writes(device):
+    base = arange_tensor(2, 3, 4, device=device)
     views = [
         base.view(6, 4), base.view(-1), base.reshape(4, 6), base.transpose(0, 2), base.permute(2, 0, 1),
         base.as_strided((2, 2), (1, 2), 3), base.select(1, 2), base.narrow(2, 1, 2), base[1], base[:, 1:3],
@@ -52,11 +52,11 @@ def test_views_share_storage_and_see_writes():
         assert same_storage(v, base)
     base.fill_(7.0)
     for v in views:
-        assert np.all(v.numpy() == 7.0)
+        assert np.all(v.cpu().numpy() == 7.0)
 
 
-def test_view_geometry_matches_numpy():
-    base = arange_tensor(2, 3, 4)
+def test_view_geometry_matches_numpy(device):
+    base = arange_tensor(2, 3, 4, device=device)
     ref = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     cases = [
         (base.transpose(0, 2), ref.transpose(2, 1, 0)),
@@ -72,15 +72,15 @@ def test_view_geometry_matches_numpy():
     ]
     for view, expected in cases:
         assert view.shape == expected.shape
-        np.testing.assert_array_equal(view.numpy(), expected)
+        np.testing.assert_array_equal(view.cpu().numpy(), expected)
         # strides of size-1 dimensions are arbitrary (PyTorch and numpy differ there)
         ours = [s for s, n in zip(view.stride(), view.shape) if n != 1]
         theirs = [s // 4 for s, n in zip(expected.strides, expected.shape) if n != 1]
         assert ours == theirs
 
 
-def test_view_errors():
-    base = arange_tensor(2, 3)
+def test_view_errors(device):
+    base = arange_tensor(2, 3, device=device)
     with pytest.raises(ValueError, match=r"shape '\[4, 2\]' is invalid for input of size 6"):
         base.view(4, 2)
     with pytest.raises(ValueError, match="view size is not compatible with input tensor's size and stride"):
@@ -100,27 +100,27 @@ def test_view_errors():
         base["a"]
 
 
-def test_contiguous_copies_only_when_needed():
-    base = arange_tensor(3, 4)
+def test_contiguous_copies_only_when_needed(device):
+    base = arange_tensor(3, 4, device=device)
     assert base.contiguous() is base
     t = base.t()
     c = t.contiguous()
     assert c.is_contiguous() and not same_storage(c, base)
-    np.testing.assert_array_equal(c.numpy(), base.numpy().T)
+    np.testing.assert_array_equal(c.cpu().numpy(), base.cpu().numpy().T)
 
 
-def test_setitem_writes_through_views():
-    base = arange_tensor(3, 4)
+def test_setitem_writes_through_views(device):
+    base = arange_tensor(3, 4, device=device)
     base[1] = 0.0
-    base[:, 0] = backend_sdk.tensor([9.0, 9.0, 9.0])
+    base[:, 0] = backend_sdk.tensor([9.0, 9.0, 9.0]).to(device)
     expected = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected[1] = 0
     expected[:, 0] = 9
-    np.testing.assert_array_equal(base.numpy(), expected)
+    np.testing.assert_array_equal(base.cpu().numpy(), expected)
 
 
-def test_version_counter_counts_in_place_writes():
-    t = arange_tensor(3)
+def test_version_counter_counts_in_place_writes(device):
+    t = arange_tensor(3, device=device)
     v = t[1:]
     start = t._version
     t.add_(1)
@@ -134,11 +134,12 @@ def test_factories(device):
     assert backend_sdk.ones((3,), dtype=backend_sdk.int32, device=device).tolist() == [1, 1, 1]
     full = backend_sdk.full((2,), 7, device=device)
     assert full.dtype == backend_sdk.int64 and full.tolist() == [7, 7]
-    assert backend_sdk.full((1,), True).dtype == backend_sdk.bool
-    assert backend_sdk.arange(5).tolist() == [0, 1, 2, 3, 4] and backend_sdk.arange(5).dtype == backend_sdk.int64
-    assert backend_sdk.arange(0.0, 1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert backend_sdk.full((1,), True, device=device).dtype == backend_sdk.bool
+    r = backend_sdk.arange(5, device=device)
+    assert r.tolist() == [0, 1, 2, 3, 4] and r.dtype == backend_sdk.int64 and r.device.type == device
+    assert backend_sdk.arange(0.0, 1.0, 0.25, device=device).tolist() == [0.0, 0.25, 0.5, 0.75]
     like = backend_sdk.zeros_like(full, dtype=backend_sdk.float64)
-    assert like.shape == (2,) and like.dtype == backend_sdk.float64
+    assert like.shape == (2,) and like.dtype == backend_sdk.float64 and like.device == full.device
     strided = backend_sdk.empty_strided((2, 3), (1, 2), device=device)
     assert strided.stride() == (1, 2) and not strided.is_contiguous()
 
