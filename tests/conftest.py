@@ -36,6 +36,12 @@ def device(request) -> str:
     return request.param
 
 
+@pytest.fixture(params=_devices()[1:])
+def backend_device(request) -> str:
+    """Each test using it runs on every registered backend but cpu: for checks of a backend against the CPU."""
+    return request.param
+
+
 _counter = itertools.count()
 
 
