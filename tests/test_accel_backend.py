@@ -18,6 +18,8 @@ import pytest
 import accel
 import backend_sdk as sdk
 
+from _helpers import run_threads
+
 
 def host(t: sdk.Tensor) -> np.ndarray:
     return t.cpu().numpy()
@@ -209,28 +211,18 @@ def test_freeing_a_tensor_with_queued_kernels_returns_its_memory_at_once():
 
 
 def test_launches_from_several_threads_match_the_cpu():
-    import threading
-    errors = []
 
     def work(seed):
-        try:
-            x, dx = _pair(8, 8, seed=seed)
-            s = accel.Stream()
-            with accel.stream(s):
-                for _ in range(50):
-                    dx = dx * 1.5 - 0.25
-                    x = x * 1.5 - 0.25
-                s.synchronize()
-            np.testing.assert_allclose(host(dx), x.numpy(), rtol=1e-5)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        x, dx = _pair(8, 8, seed=seed)
+        s = accel.Stream()
+        with accel.stream(s):
+            for _ in range(50):
+                dx = dx * 1.5 - 0.25
+                x = x * 1.5 - 0.25
+            s.synchronize()
+        np.testing.assert_allclose(host(dx), x.numpy(), rtol=1e-5)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_threads([lambda k=k: work(k) for k in range(4)])
 
 
 def test_cpu_fallback_runs_unsupported_operators_and_warns_once():

@@ -13,6 +13,8 @@ import pytest
 import backend_sdk
 from backend_sdk import _C
 
+from _helpers import run_threads
+
 MASK32 = np.uint64(0xFFFFFFFF)
 
 
@@ -465,11 +467,7 @@ def test_one_generator_shared_by_threads_hands_out_disjoint_counters():
         with lock:
             results.extend(local)
 
-    threads = [threading.Thread(target=worker) for _ in range(6)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads([worker] * 6)
     assert g.get_offset() == 6 * 50 * 100  # every call reserved its own 100 counters
     # Together the calls produced exactly the first 30000 counters' values, each once.
     everything = np.sort(np.concatenate(results))
