@@ -14,6 +14,8 @@ import backend_sdk
 import accel  # noqa: F401  (the sample backend: renames PrivateUse1 to "accel" and attaches device_sim)
 from backend_sdk.testing import available_device_types
 
+from _helpers import SIM_BACKEND
+
 # Note [Extra test backends]: PrivateUse2/3 stay free in the ordinary test process (tests attach or
 # rename their own there), so the Python-only sample backend pyaccel (PrivateUse2) joins the
 # device-generic tests only in a process that asks for it: BACKEND_SDK_TEST_BACKENDS=pyaccel (a comma
@@ -56,7 +58,6 @@ def arange_tensor(*shape: int, dtype=np.float32, device: str = "cpu") -> backend
     return backend_sdk.from_numpy(np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)).to(device)
 
 
-SIM_BACKEND = "privateusethree"
 
 
 @pytest.fixture(scope="module")

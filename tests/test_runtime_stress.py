@@ -11,9 +11,7 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-from _helpers import run_threads
-
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B, run_threads
 
 
 pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
