@@ -53,7 +53,9 @@ def test_zeros_and_ones_are_c_functions_named_as_pytorchs() -> None:
 @pytest.mark.parametrize("args,kwargs", [((3,), {}), ((2, 3), {}), (((2, 3),), {}), (([4],), {}), ((), {}),
                                          ((2,), {"dtype": sdk.int64}), ((2,), {"device": "cpu"}),
                                          ((2,), {"requires_grad": False, "dtype": None, "device": None})])
-def test_plain_calls_are_made_in_c(name: str, args: tuple, kwargs: dict) -> None:
+def test_plain_calls_are_made_in_c(device: str, name: str, args: tuple, kwargs: dict) -> None:
+    if kwargs.get("device", "") is not None:  # device=None stays: the default device, the CPU
+        kwargs = {**kwargs, "device": device}
     with _counting_python_path(name) as calls:
         t = getattr(sdk, name)(*args, **kwargs)
     assert calls == []
@@ -61,7 +63,8 @@ def test_plain_calls_are_made_in_c(name: str, args: tuple, kwargs: dict) -> None
     value = 0 if name == "zeros" else 1
     assert tuple(t.shape) == shape and t._version == 0 and not t.requires_grad and t.is_contiguous()
     assert t.dtype == kwargs.get("dtype") or sdk.float32
-    np.testing.assert_array_equal(t.numpy(), np.full(shape, value))
+    assert t.device.type == (device if kwargs["device"] is not None else "cpu")
+    np.testing.assert_array_equal(t.cpu().numpy(), np.full(shape, value))
 
 
 @pytest.mark.parametrize("args,kwargs", [((2,), {"requires_grad": True}), ((2,), {"out": None}),
@@ -97,10 +100,10 @@ def test_python_path_results_and_errors_name_the_factory() -> None:
         sdk.zeros(2, device="nodevice")  # PyTorch's text
 
 
-def test_a_mode_sees_empty_and_fill() -> None:
+def test_a_mode_sees_empty_and_fill(device: str) -> None:
     with _Log() as mode:
-        sdk.zeros(3)
-        sdk.ones(2, 2, dtype=sdk.int32)
+        sdk.zeros(3, device=device)
+        sdk.ones(2, 2, dtype=sdk.int32, device=device)
     assert mode.log == ["aten::empty.memory_format", "aten::fill_.Scalar"] * 2
 
 

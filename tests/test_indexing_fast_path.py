@@ -128,8 +128,8 @@ def test_errors_are_pytorchs(device: str) -> None:
     assert x[4:].shape == (0, 3) and x[1 << 62:].shape == (0, 3)  # slices clamp, as Python's
 
 
-def test_autograd_records_select_and_slice() -> None:
-    x = bs.arange(12.0).reshape(4, 3).requires_grad_()
+def test_autograd_records_select_and_slice(device: str) -> None:
+    x = bs.arange(12.0, device=device).reshape(4, 3).requires_grad_()
     a, b, c = x[1], x[1:4:2], x[-1]
     assert (a.grad_fn.name(), b.grad_fn.name(), c.grad_fn.name()) == \
            ("SelectBackward0", "SliceBackward0", "SelectBackward0")
@@ -137,13 +137,13 @@ def test_autograd_records_select_and_slice() -> None:
     want = np.zeros((4, 3), dtype=np.float32)
     want[1] += 2 + 1
     want[3] += 1 + 10
-    np.testing.assert_array_equal(x.grad.numpy(), want)
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), want)
     with bs.no_grad():
         assert x[0].grad_fn is None and not x[0].requires_grad
 
 
-def test_a_dispatch_mode_sees_select_and_slice() -> None:
-    x = bs.arange(12.0).reshape(4, 3)
+def test_a_dispatch_mode_sees_select_and_slice(device: str) -> None:
+    x = bs.arange(12.0, device=device).reshape(4, 3)
     with _Log() as mode:
         x[2]
         x[-1]
@@ -178,21 +178,21 @@ def test_fake_tensors_take_the_general_path() -> None:
     assert seen == [2, slice(1, 3)]
 
 
-def test_vmap_batched_tensors_take_the_general_path() -> None:
-    x = bs.arange(24.0).reshape(2, 4, 3)
+def test_vmap_batched_tensors_take_the_general_path(device: str) -> None:
+    x = bs.arange(24.0, device=device).reshape(2, 4, 3)
     with _counting_general_path() as seen:
         out = vmap(lambda t: t[1] + t[1:3].sum(0))(x)
     assert seen == [1, slice(1, 3)]
-    a = x.numpy()
-    np.testing.assert_array_equal(out.numpy(), a[:, 1] + a[:, 1:3].sum(1))
+    a = x.cpu().numpy()
+    np.testing.assert_array_equal(out.cpu().numpy(), a[:, 1] + a[:, 1:3].sum(1))
 
 
-def test_sequence_protocol_and_iteration() -> None:
-    x = bs.arange(6.0).reshape(3, 2)
+def test_sequence_protocol_and_iteration(device: str) -> None:
+    x = bs.arange(6.0, device=device).reshape(3, 2)
     get = ctypes.pythonapi.PySequence_GetItem
     get.restype, get.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_ssize_t]
-    np.testing.assert_array_equal(get(x, 1).numpy(), [2.0, 3.0])
-    np.testing.assert_array_equal(get(x, -1).numpy(), [4.0, 5.0])  # len() added first
+    np.testing.assert_array_equal(get(x, 1).cpu().numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(get(x, -1).cpu().numpy(), [4.0, 5.0])  # len() added first
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
         get(x, 3)
     assert [r.tolist() for r in x] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]

@@ -29,14 +29,14 @@ def test_metadata_of_a_fresh_tensor(device):
         t.size(3)
 
 
-def test_negative_and_overflowing_sizes_are_value_errors():
+def test_negative_and_overflowing_sizes_are_value_errors(device):
     with pytest.raises(ValueError, match="negative dimension -1"):
-        backend_sdk.empty(2, -1)
+        backend_sdk.empty(2, -1, device=device)
     # An overflowing element count is PyTorch's RuntimeError (tests/test_robustness_sizes.py).
     with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
-        backend_sdk.empty(2**40, 2**40)
+        backend_sdk.empty(2**40, 2**40, device=device)
     with pytest.raises(TypeError):
-        backend_sdk.empty(2, "3")
+        backend_sdk.empty(2, "3", device=device)
 
 
 # ---- views ---------------------------------------------------------------------------------
@@ -144,16 +144,17 @@ def test_factories(device):
     assert strided.stride() == (1, 2) and not strided.is_contiguous()
 
 
-def test_tensor_infers_dtypes_like_pytorch():
-    assert backend_sdk.tensor([1, 2]).dtype == backend_sdk.int64
-    assert backend_sdk.tensor([1.5]).dtype == backend_sdk.float32
-    assert backend_sdk.tensor([True]).dtype == backend_sdk.bool
-    assert backend_sdk.tensor(np.zeros(2, dtype=np.float64)).dtype == backend_sdk.float64
-    assert backend_sdk.tensor(3).dim() == 0 and backend_sdk.tensor(3).item() == 3
+def test_tensor_infers_dtypes_like_pytorch(device):
+    assert backend_sdk.tensor([1, 2], device=device).dtype == backend_sdk.int64
+    assert backend_sdk.tensor([1.5], device=device).dtype == backend_sdk.float32
+    assert backend_sdk.tensor([True], device=device).dtype == backend_sdk.bool
+    assert backend_sdk.tensor(np.zeros(2, dtype=np.float64), device=device).dtype == backend_sdk.float64
+    three = backend_sdk.tensor(3, device=device)
+    assert three.dim() == 0 and three.item() == 3 and three.device.type == device
     with pytest.raises(TypeError):
-        backend_sdk.tensor(["a"])
+        backend_sdk.tensor(["a"], device=device)
     with pytest.raises(ValueError, match="step must be nonzero"):
-        backend_sdk.arange(0, 5, 0)
+        backend_sdk.arange(0, 5, 0, device=device)
 
 
 def test_meta_tensors_have_metadata_and_no_data():
@@ -165,6 +166,7 @@ def test_meta_tensors_have_metadata_and_no_data():
 
 
 # ---- numpy and DLPack ---------------------------------------------------------------------------
+# CPU only: these check zero-copy sharing of host memory with numpy, which a device tensor cannot do.
 @pytest.mark.parametrize("np_dtype", [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
                                       ml_dtypes.bfloat16, np.float32, np.float64])
 def test_numpy_round_trip_shares_memory(np_dtype):
@@ -209,39 +211,44 @@ def test_dlpack_round_trip_with_numpy():
 
 
 # ---- scalars and printing ------------------------------------------------------------------------
-def test_item_tolist_and_python_conversions():
-    t = backend_sdk.tensor([[1.5, 2.0]])
-    assert t[0, 0].item() == 1.5 and isinstance(t[0, 1].item(), float)
-    assert backend_sdk.tensor([3]).item() == 3 and backend_sdk.tensor([True]).item() is True
-    assert float(t[0, 0]) == 1.5 and int(backend_sdk.tensor(4)) == 4
+def test_item_tolist_and_python_conversions(device):
+    t = backend_sdk.tensor([[1.5, 2.0]], device=device)
+    assert t[0, 0].item() == 1.5 and isinstance(t[0, 1].item(), float) and t.tolist() == [[1.5, 2.0]]
+    assert backend_sdk.tensor([3], device=device).item() == 3
+    assert backend_sdk.tensor([True], device=device).item() is True
+    assert float(t[0, 0]) == 1.5 and int(backend_sdk.tensor(4, device=device)) == 4
     with pytest.raises(ValueError, match="a Tensor with 2 elements cannot be converted to Scalar"):
         t.item()
     with pytest.raises(RuntimeError, match="ambiguous"):
         bool(t)
     with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
-        len(backend_sdk.tensor(1.0))
+        len(backend_sdk.tensor(1.0, device=device))
 
 
 @pytest.mark.parametrize(
     "make, expected",
     [
-        (lambda: backend_sdk.tensor([1.0, 2.0]), "tensor([1., 2.])"),
-        (lambda: backend_sdk.tensor([1.5, -2.25]), "tensor([ 1.5000, -2.2500])"),
-        (lambda: backend_sdk.tensor([[1, 2], [3, 40]]), "tensor([[ 1,  2],\n        [ 3, 40]])"),
-        (lambda: backend_sdk.tensor([True, False]), "tensor([ True, False])"),
-        (lambda: backend_sdk.tensor([1, 2], dtype=backend_sdk.int32), "tensor([1, 2], dtype=backend_sdk.int32)"),
-        (lambda: backend_sdk.tensor(2.5), "tensor(2.5000)"),
-        (lambda: backend_sdk.zeros(0), "tensor([])"),
-        (lambda: backend_sdk.tensor([1.0], dtype=backend_sdk.float64), "tensor([1.], dtype=backend_sdk.float64)"),
+        (lambda d: backend_sdk.tensor([1.0, 2.0], device=d), "tensor([1., 2.]{})"),
+        (lambda d: backend_sdk.tensor([1.5, -2.25], device=d), "tensor([ 1.5000, -2.2500]{})"),
+        (lambda d: backend_sdk.tensor([[1, 2], [3, 40]], device=d), "tensor([[ 1,  2],\n        [ 3, 40]]{})"),
+        (lambda d: backend_sdk.tensor([True, False], device=d), "tensor([ True, False]{})"),
+        (lambda d: backend_sdk.tensor([1, 2], dtype=backend_sdk.int32, device=d),
+         "tensor([1, 2]{}, dtype=backend_sdk.int32)"),
+        (lambda d: backend_sdk.tensor(2.5, device=d), "tensor(2.5000{})"),
+        (lambda d: backend_sdk.zeros(0, device=d), "tensor([]{})"),
+        (lambda d: backend_sdk.tensor([1.0], dtype=backend_sdk.float64, device=d),
+         "tensor([1.]{}, dtype=backend_sdk.float64)"),
     ],
 )
-def test_repr_like_pytorch(make, expected):
-    assert repr(make()) == expected
+def test_repr_like_pytorch(device, make, expected):
+    x = make(device)
+    # PyTorch names a tensor's device unless it is the CPU, before its dtype.
+    assert repr(x) == expected.format("" if device == "cpu" else f", device='{x.device}'")
 
 
-def test_repr_summarises_large_tensors():
-    text = repr(backend_sdk.arange(5000))
-    assert text.startswith("tensor([   0,    1,    2,  ..., 4997, 4998, 4999])")
+def test_repr_summarises_large_tensors(device):
+    text = repr(backend_sdk.arange(5000, device=device))
+    assert text.startswith("tensor([   0,    1,    2,  ..., 4997, 4998, 4999]")
 
 
 def test_tensor_cannot_be_constructed_directly():
