@@ -29,7 +29,11 @@ DEVICE_GENERIC_FILES = ["tests/test_ops_nn_kernels.py", "tests/test_ops_reduce.p
 # every test device).
 DEVICE_FIXTURE_FILES = ["tests/test_ops_core20.py", "tests/test_tensor.py", "tests/test_factory_entry.py",
                         "tests/test_indexing_fast_path.py", "tests/test_opinfo_regressions.py",
-                        "tests/test_opinfo_numpy.py", "tests/test_robustness_sizes.py", "tests/test_accel_backend.py"]
+                        "tests/test_opinfo_numpy.py", "tests/test_robustness_sizes.py", "tests/test_accel_backend.py",
+                        "tests/test_random.py"]
+# Files whose tests are mostly about one device by nature; their device-generic tests are checked all the same.
+_MOSTLY_ONE_DEVICE = {"tests/test_accel_backend.py": "accel_sim's own machinery",
+                      "tests/test_random.py": "the CPU generator's Philox numbers, states and threads"}
 
 
 def _instantiate(cls: type, **kw) -> dict:
@@ -310,8 +314,7 @@ def test_converted_files_collect_each_test_once_per_backend(tmp_path):
         assert sorted(d for d in got if d in want) == sorted(want), f"{path}::{name} [{rest}]: {runs}"
     files = sorted({path for path, _ in functions})
     assert files == sorted(DEVICE_GENERIC_FILES + DEVICE_FIXTURE_FILES)
-    # test_accel_backend.py checks accel_sim's own machinery mostly; its generic part is counted above.
-    counted = {k: v for k, v in functions.items() if k[0] != "tests/test_accel_backend.py"}
+    counted = {k: v for k, v in functions.items() if k[0] not in _MOSTLY_ONE_DEVICE}
     for path in sorted({p for p, _ in counted}):
         mine = [generic for (p, _), generic in counted.items() if p == path]
         assert sum(mine) / len(mine) >= 0.6, f"{path}: only {sum(mine)} of {len(mine)} test functions run per device"
