@@ -3,6 +3,7 @@ its workers' errors and hangs, a subprocess runner with the repository on PYTHON
 copies of the runtime tests on the simulator's backend."""
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -10,9 +11,10 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ["ROOT", "SIM_BACKEND", "run_threads", "subprocess_env", "run_python", "h2d", "d2h", "to_numpy"]
+__all__ = ["ROOT", "SIM_BACKEND", "run_threads", "subprocess_env", "run_python", "h2d", "d2h", "to_numpy",
+           "kernel_checker_ops"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,3 +82,31 @@ def d2h(array: Any, buf: Any, s: Any = None) -> None:
 def to_numpy(t: Any) -> Any:
     """A tensor's values as a numpy array, from any device and through autograd."""
     return t.detach().cpu().numpy()
+
+
+@contextlib.contextmanager
+def kernel_checker_ops(namespace: str, views: bool = False) -> Iterator[Any]:
+    """``namespace::scale`` (functional) and ``namespace::scale_`` (in-place) defined with Meta kernels (and
+    ``namespace::flip``, a view: the transpose, with ``views``), the kernel checker on, and the IMPL
+    Library for accel kernels registered while it is on; everything is undone on exit."""
+    import backend_sdk as sdk
+    from backend_sdk.library import Library
+    from backend_sdk.testing import check_kernels, kernel_checks_enabled
+
+    before = kernel_checks_enabled()
+    defs = Library(namespace, "DEF")
+    defs.define("scale(Tensor x) -> Tensor")
+    defs.define("scale_(Tensor(a!) x) -> Tensor(a!)")
+    defs.impl("scale", lambda x: sdk.empty(tuple(x.shape), dtype=x.dtype, device="meta"), "Meta")
+    defs.impl("scale_", lambda x: x, "Meta")
+    if views:
+        defs.define("flip(Tensor(a) x) -> Tensor(a)")
+        defs.impl("flip", lambda x: x.t(), "Meta")
+    check_kernels(True)
+    impls = Library(namespace, "IMPL", "accel")
+    try:
+        yield impls
+    finally:
+        impls._destroy()
+        defs._destroy()
+        check_kernels(before)
