@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 __all__ = ["ROOT", "SIM_BACKEND", "run_threads", "subprocess_env", "run_python", "h2d", "d2h", "to_numpy",
-           "kernel_checker_ops"]
+           "kernel_checker_ops", "run_module"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,9 +50,19 @@ def run_threads(workers: Sequence[Callable[[], None]], budget: float = 60.0) -> 
 
 def subprocess_env(*extra_paths: Any) -> dict[str, str]:
     """os.environ with ``extra_paths``, the repository and samples/accel_sim first on PYTHONPATH (a child
-    process imports the SDK and the accel sample as this one does, whatever its working directory)."""
+    process imports the SDK and the accel sample as this one does, whatever its working directory), and
+    without PYTEST_ADDOPTS (the options of this run are not a child pytest's)."""
     paths = [str(p) for p in extra_paths] + [str(ROOT), str(ROOT / "samples" / "accel_sim")] + sys.path
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def run_module(args: Sequence[str], *extra_paths: Any, cwd: Any = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python *args`` (``-m backend_sdk conformance ...``, ``-m pytest ...``) in ``cwd`` with
+    :func:`subprocess_env`; the caller checks the exit status (some tests expect a failure)."""
+    return subprocess.run([sys.executable, *args], cwd=str(cwd), env=subprocess_env(*extra_paths),
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def run_python(code: str, *extra_paths: Any, timeout: float = 120, check: bool = False) -> subprocess.CompletedProcess:
