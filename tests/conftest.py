@@ -1,4 +1,6 @@
-"""Shared fixtures: tests are device-generic where they can be."""
+"""Shared fixtures: tests are device-generic where they can be (``device``, ``backend_device``, or
+backend_sdk.testing.instantiate_device_type_tests). Shared helpers that are not fixtures (the thread
+runner, subprocess runners, the simulator's copies) are in tests/_helpers.py."""
 from __future__ import annotations
 
 import importlib
@@ -20,7 +22,9 @@ from _helpers import SIM_BACKEND
 # rename their own there), so the Python-only sample backend pyaccel (PrivateUse2) joins the
 # device-generic tests only in a process that asks for it: BACKEND_SDK_TEST_BACKENDS=pyaccel (a comma
 # list of modules to import; samples/python_backend is put on sys.path). tests/test_device_generic.py
-# runs the device-generic operator tests that way, restricted to the PYACCEL classes.
+# runs the device-generic operator tests that way, restricted to their pyaccel instances (-k PYACCEL), and
+# checks there that every converted file's per-device tests are collected once for each backend. Tests
+# that hard-code PrivateUse2 (test_core_types, test_device_contract_v2) are not for such a process.
 for _module in [m.strip() for m in os.environ.get("BACKEND_SDK_TEST_BACKENDS", "").split(",") if m.strip()]:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "samples" / "python_backend"))
     importlib.import_module(_module)
