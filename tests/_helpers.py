@@ -58,7 +58,8 @@ def subprocess_env(*extra_paths: Any) -> dict[str, str]:
     return env
 
 
-def run_module(args: Sequence[str], *extra_paths: Any, cwd: Any = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_module(args: Sequence[str], *extra_paths: Any, cwd: Any = ROOT,
+               timeout: float = 600) -> subprocess.CompletedProcess:
     """``python *args`` (``-m backend_sdk conformance ...``, ``-m pytest ...``) in ``cwd`` with
     :func:`subprocess_env`; the caller checks the exit status (some tests expect a failure)."""
     return subprocess.run([sys.executable, *args], cwd=str(cwd), env=subprocess_env(*extra_paths),

@@ -226,8 +226,9 @@ def test_operator_tests_run_on_pyaccel():
     env = dict(os.environ, BACKEND_SDK_TEST_BACKENDS="pyaccel",
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "samples" / "accel_sim"),
                                            os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--disable-warnings", "-k", "PYACCEL",
-                        *DEVICE_GENERIC_FILES, *DEVICE_FIXTURE_FILES, "tests/test_device_generic.py::TestFixturesPYACCEL"],
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--disable-warnings",
+                        "-k", "PYACCEL", *DEVICE_GENERIC_FILES, *DEVICE_FIXTURE_FILES,
+                        "tests/test_device_generic.py::TestFixturesPYACCEL"],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     tail = r.stdout[-3000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail
@@ -310,7 +311,8 @@ def test_converted_files_collect_each_test_once_per_backend(tmp_path):
             continue
         hows = {h for _, h in runs if h is not None}
         want = set(devices) - ({"cpu"} if hows == {"backend_device"} else set())
-        assert want <= set(got), f"{path}::{name} [{rest}] collected for {sorted(set(got))}, not {sorted(want - set(got))}"
+        missing = sorted(want - set(got))
+        assert not missing, f"{path}::{name} [{rest}] collected for {sorted(set(got))}, not for {missing}"
         assert sorted(d for d in got if d in want) == sorted(want), f"{path}::{name} [{rest}]: {runs}"
     files = sorted({path for path, _ in functions})
     assert files == sorted(DEVICE_GENERIC_FILES + DEVICE_FIXTURE_FILES)

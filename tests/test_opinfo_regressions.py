@@ -32,8 +32,10 @@ def test_sum_with_accumulation_dtype_of_non_contiguous_input(device, dtype, view
     xv, av = (x[:, ::2], a[:, ::2]) if view == "sliced" else (x.t(), a.T)
     assert backend_sdk.sum(xv).item() == int(av.astype(np.int64).sum())
     np.testing.assert_array_equal(backend_sdk.sum(xv, [1]).cpu().numpy(), av.astype(np.int64).sum(1))
-    np.testing.assert_allclose(backend_sdk.sum(xv, [0], dtype=backend_sdk.float64).cpu().numpy(), av.astype(np.float64).sum(0))
-    np.testing.assert_allclose(backend_sdk.prod(xv, 1, dtype=backend_sdk.float64).cpu().numpy(), av.astype(np.float64).prod(1))
+    np.testing.assert_allclose(backend_sdk.sum(xv, [0], dtype=backend_sdk.float64).cpu().numpy(),
+                               av.astype(np.float64).sum(0))
+    np.testing.assert_allclose(backend_sdk.prod(xv, 1, dtype=backend_sdk.float64).cpu().numpy(),
+                               av.astype(np.float64).prod(1))
     if dtype == np.float32:
         np.testing.assert_allclose(backend_sdk.mean(xv, [1], dtype=backend_sdk.float64).cpu().numpy(), av.mean(1))
 
@@ -153,7 +155,8 @@ def test_scatter_reduce_pytorch_docs_example(device) -> None:
     np.testing.assert_array_equal(x.scatter_reduce(0, index, src, reduce="sum").cpu().numpy(), [5, 14, 8, 4])
     np.testing.assert_array_equal(x.scatter_reduce(0, index, src, reduce="amax", include_self=False).cpu().numpy(),
                                   [3, 6, 5, 4])
-    np.testing.assert_allclose(x.scatter_reduce(0, index, src, reduce="mean").cpu().numpy(), [5 / 3, 3.5, 4, 4], rtol=1e-6)
+    np.testing.assert_allclose(x.scatter_reduce(0, index, src, reduce="mean").cpu().numpy(), [5 / 3, 3.5, 4, 4],
+                               rtol=1e-6)
     y = backend_sdk.tensor([1, 2, 3, 4], device=device)
     assert y.scatter_reduce_(0, index, backend_sdk.tensor([1, 2, 3, 4, 5, 6], device=device), "mean") is y
     np.testing.assert_array_equal(y.cpu().numpy(), [1, 3, 4, 4])  # integral mean floors: 5//3, 14//4, 8//2
@@ -180,7 +183,8 @@ def test_masked_scatter(device) -> None:
     np.testing.assert_array_equal(x.masked_scatter(mask, src).cpu().numpy(), [[1, 0, 2], [3, 0, 4]])
     assert x.masked_scatter_(mask, src) is x
     np.testing.assert_array_equal(x.cpu().numpy(), [[1, 0, 2], [3, 0, 4]])
-    r = backend_sdk.zeros(3, device=device).masked_scatter(backend_sdk.tensor([[True], [False]], device=device), src)  # self broadcast
+    column = backend_sdk.tensor([[True], [False]], device=device)
+    r = backend_sdk.zeros(3, device=device).masked_scatter(column, src)  # self broadcast
     np.testing.assert_array_equal(r.cpu().numpy(), [[1, 2, 3], [0, 0, 0]])
     with pytest.raises(ValueError, match=r"masked_scatter_: Number of elements of source < number of ones in mask"):
         backend_sdk.zeros(2, 3, device=device).masked_scatter_(mask, backend_sdk.ones(3, device=device))

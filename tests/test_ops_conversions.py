@@ -30,14 +30,16 @@ class TestConversionsDeviceType:
         assert c is not x and not same_storage(c, x) and c.tolist() == x.tolist()
         y = x.to(backend_sdk.int64)
         assert y.dtype == backend_sdk.int64 and y.device == x.device and y.tolist() == [[0, 1, 2], [3, 4, 5]]
-        assert x.to(backend_sdk.zeros(1, dtype=backend_sdk.int32, device=device)).dtype == backend_sdk.int32  # to(other)
+        other = backend_sdk.zeros(1, dtype=backend_sdk.int32, device=device)
+        assert x.to(other).dtype == backend_sdk.int32  # to(other)
         assert x.to(backend_sdk.float64, True).dtype == backend_sdk.float64  # positional non_blocking
         assert x.to(device, backend_sdk.int16, non_blocking=True).dtype == backend_sdk.int16
         # the aten overloads directly
         assert ops.aten.to.dtype(x, backend_sdk.float32) is x
         assert ops.aten.to.dtype(x, backend_sdk.float64).dtype == backend_sdk.float64
         assert ops.aten.to.device(x, backend_sdk.device(device), backend_sdk.float32) is x
-        assert ops.aten.to.other(x, backend_sdk.zeros(1, dtype=backend_sdk.bool, device=device)).dtype == backend_sdk.bool
+        flags = backend_sdk.zeros(1, dtype=backend_sdk.bool, device=device)
+        assert ops.aten.to.other(x, flags).dtype == backend_sdk.bool
         assert ops.aten.to.dtype_layout(x, copy=True) is not x
 
     def test_to_meta_and_to_copy_keep_dense_strides(self, device):
@@ -57,7 +59,8 @@ class TestConversionsDeviceType:
     @pytest.mark.parametrize("src", [np.float64, np.float32, np.int64, np.int32, np.bool_, np.uint8])
     @pytest.mark.parametrize("dst", [np.float64, np.float32, np.float16, np.int64, np.int16, np.bool_])
     def test_to_and_copy_convert_like_numpy(self, device, src, dst):
-        values = np.array([0, 1, 2.7, -3.2, 100.0, 0.5]) if np.dtype(src).kind == "f" else np.array([0, 1, 2, 3, 100, 7])
+        floating = np.dtype(src).kind == "f"
+        values = np.array([0, 1, 2.7, -3.2, 100.0, 0.5]) if floating else np.array([0, 1, 2, 3, 100, 7])
         arr = values.astype(src)
         if np.dtype(dst).kind in "iu" and np.dtype(src).kind == "f":
             expected = np.trunc(arr).astype(dst)  # C casts truncate toward zero

@@ -42,7 +42,7 @@ class TestLinspaceEyeCumsumNormDeviceType:
         assert backend_sdk.linspace(1, 2, 3, out=out) is out and out.tolist() == [1.0, 1.5, 2.0]
         m = backend_sdk.linspace(0, 1, 7, device="meta")
         assert m.is_meta and m.shape == (7,)
-        big = backend_sdk.linspace(-1, 1, 200_001, dtype=backend_sdk.float64, device=device).cpu().numpy()  # parallel path
+        big = host(backend_sdk.linspace(-1, 1, 200_001, dtype=backend_sdk.float64, device=device))  # parallel path
         np.testing.assert_allclose(big, np.linspace(-1, 1, 200_001), atol=1e-15)
         with pytest.raises(ValueError, match="linspace: number of steps must be non-negative"):
             backend_sdk.linspace(0, 1, -1, device=device)
@@ -52,8 +52,9 @@ class TestLinspaceEyeCumsumNormDeviceType:
     # ---------------------------------------------------------------------------
     @pytest.mark.parametrize("n,m", [(0, 0), (1, 1), (3, 3), (2, 5), (5, 2), (4, 0)])
     def test_eye_matches_numpy(self, device, n, m):
-        np.testing.assert_array_equal(backend_sdk.eye(n, m, device=device).cpu().numpy(), np.eye(n, m, dtype=np.float32))
-        np.testing.assert_array_equal(backend_sdk.eye(n, dtype=backend_sdk.int32, device=device).cpu().numpy(), np.eye(n, dtype=np.int32))
+        np.testing.assert_array_equal(host(backend_sdk.eye(n, m, device=device)), np.eye(n, m, dtype=np.float32))
+        np.testing.assert_array_equal(host(backend_sdk.eye(n, dtype=backend_sdk.int32, device=device)),
+                                      np.eye(n, dtype=np.int32))
 
     def test_eye_out_meta_errors(self, device):
         out = backend_sdk.empty(0, dtype=backend_sdk.bool, device=device)
@@ -102,13 +103,14 @@ class TestLinspaceEyeCumsumNormDeviceType:
         out = backend_sdk.empty(0, dtype=backend_sdk.float64, device=device)
         assert backend_sdk.cumsum(t([1, 2], device), 0, out=out) is out and out.tolist() == [1.0, 3.0]
         big = rng.standard_normal((400, 300))
-        np.testing.assert_allclose(backend_sdk.cumsum(t(big, device), 0).cpu().numpy(), np.cumsum(big, 0), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(host(backend_sdk.cumsum(t(big, device), 0)), np.cumsum(big, 0), rtol=1e-10, atol=1e-10)
         m = backend_sdk.cumsum(backend_sdk.empty(2, 3, device="meta", dtype=backend_sdk.int8), 1)
         assert m.is_meta and m.dtype == backend_sdk.int64 and m.shape == (2, 3)
         with pytest.raises(IndexError, match="Dimension out of range"):
             backend_sdk.cumsum(t([1.0], device), 2)
         with pytest.raises(TypeError, match="Expected out tensor to have dtype float32, but got int64"):
-            backend_sdk.cumsum(t([1.0], device), 0, dtype=backend_sdk.float32, out=backend_sdk.empty(1, dtype=backend_sdk.int64, device=device))
+            backend_sdk.cumsum(t([1.0], device), 0, dtype=backend_sdk.float32,
+                               out=backend_sdk.empty(1, dtype=backend_sdk.int64, device=device))
         with pytest.raises(TypeError, match="provided dtype must match the dtype of self"):
             t([1.0], device).cumsum_(0, dtype=backend_sdk.float64)
 
@@ -125,7 +127,8 @@ class TestLinspaceEyeCumsumNormDeviceType:
         with np.errstate(divide="ignore"):  # p < 0 with a zero element: numpy warns, the answer is 0
             ref = np.linalg.norm(flat, ord=p, axis=axis if axis is not None else 0) if not isinstance(axis, tuple) else \
                 np.linalg.norm(a.reshape(-1), ord=p)
-        got = backend_sdk.linalg_vector_norm(t(a, device), p, None if dim is None else ([dim] if isinstance(dim, int) else list(dim)))
+        dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+        got = backend_sdk.linalg_vector_norm(t(a, device), p, dims)
         np.testing.assert_allclose(got.cpu().numpy(), ref, rtol=1e-12)
         got2 = backend_sdk.norm(t(a, device), p, dim)
         np.testing.assert_allclose(got2.cpu().numpy(), ref, rtol=1e-12)
@@ -136,7 +139,7 @@ class TestLinspaceEyeCumsumNormDeviceType:
         np.testing.assert_allclose(backend_sdk.norm(t(a, device)).cpu().numpy(), fro, rtol=1e-6)
         np.testing.assert_allclose(t(a, device).norm("fro").cpu().numpy(), fro, rtol=1e-6)
         np.testing.assert_allclose(t(a, device).norm().cpu().numpy(), fro, rtol=1e-6)
-        np.testing.assert_allclose(backend_sdk.ops.aten.norm.Scalar(t(a, device), 1).cpu().numpy(), np.abs(a).sum(), rtol=1e-6)
+        np.testing.assert_allclose(host(backend_sdk.ops.aten.norm.Scalar(t(a, device), 1)), np.abs(a).sum(), rtol=1e-6)
         k = backend_sdk.norm(t(a, device), 2, 1, keepdim=True)
         assert k.shape == (3, 1)
         np.testing.assert_allclose(k.cpu().numpy()[:, 0], np.linalg.norm(a, axis=1), rtol=1e-6)

@@ -323,7 +323,8 @@ def test_bernoulli_exponential_random_statistics(device):
 # Overloads, factories, out=, like, meta
 # ---------------------------------------------------------------------------
 def test_factory_overloads_and_options(device):
-    assert backend_sdk.rand(2, 3, device=device).shape == (2, 3) and backend_sdk.rand(2, 3, device=device).dtype == backend_sdk.float32
+    r = backend_sdk.rand(2, 3, device=device)
+    assert r.shape == (2, 3) and r.dtype == backend_sdk.float32 and r.device.type == device
     assert backend_sdk.rand([4], device=device).shape == (4,)
     assert backend_sdk.randn((2, 2), dtype=backend_sdk.float64, device=device).dtype == backend_sdk.float64
     assert backend_sdk.randint(5, (3,), device=device).dtype == backend_sdk.int64
@@ -331,7 +332,8 @@ def test_factory_overloads_and_options(device):
     assert backend_sdk.normal(2.0, 0.5, (3,), device=device).shape == (3,)
     like = backend_sdk.rand_like(backend_sdk.zeros(2, 5, dtype=backend_sdk.float64, device=device))
     assert like.shape == (2, 5) and like.dtype == backend_sdk.float64
-    assert backend_sdk.randn_like(backend_sdk.zeros(3, device=device), dtype=backend_sdk.float16).dtype == backend_sdk.float16
+    assert backend_sdk.randn_like(backend_sdk.zeros(3, device=device), dtype=backend_sdk.float16).dtype == \
+        backend_sdk.float16
     ri = backend_sdk.randint_like(backend_sdk.zeros(100, dtype=backend_sdk.int32, device=device), 3).cpu().numpy()
     assert ri.dtype == np.int32 and ri.min() >= 0 and ri.max() <= 2
     ri = backend_sdk.randint_like(backend_sdk.zeros(100, device=device), 10, 12).cpu().numpy()
@@ -344,7 +346,8 @@ def test_out_variants_resize_and_fill(device):
     assert r is out and out.shape == (3, 4)
     g = backend_sdk.Generator(device).manual_seed(1)
     backend_sdk.randn(5, generator=g, out=out)
-    np.testing.assert_array_equal(out.cpu().numpy(), backend_sdk.randn(5, generator=backend_sdk.Generator(device).manual_seed(1), device=device).cpu().numpy())
+    again = backend_sdk.randn(5, generator=backend_sdk.Generator(device).manual_seed(1), device=device)
+    np.testing.assert_array_equal(out.cpu().numpy(), again.cpu().numpy())
     iout = backend_sdk.empty(0, dtype=backend_sdk.int64, device=device)
     backend_sdk.randint(2, 4, (6,), out=iout)
     assert iout.shape == (6,) and set(iout.cpu().numpy()) <= {2, 3}
