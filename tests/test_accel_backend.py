@@ -1,5 +1,10 @@
 """The accel sample backend (samples/accel_sim): tensors on the simulated device, copies,
-operators against the CPU, the CPU fallback, and the bad inputs of the accel issue."""
+operators against the CPU, the CPU fallback, and the bad inputs of the accel issue.
+
+Copies, item/resize/numpy and the operators against the CPU hold for every backend: they take the
+``backend_device`` fixture (accel, and pyaccel in a BACKEND_SDK_TEST_BACKENDS=pyaccel process). The rest
+checks accel_sim's own machinery (its launch-geometry cache and kernel jobs, streams, two devices, its
+generator, asynchronous faults) and stays on accel."""
 from __future__ import annotations
 
 import subprocess
@@ -12,6 +17,8 @@ import pytest
 
 import accel
 import backend_sdk as sdk
+
+from _helpers import run_threads
 
 
 def host(t: sdk.Tensor) -> np.ndarray:
@@ -50,25 +57,26 @@ def test_tensor_accel_method_and_to():
 # ---- copies ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("non_blocking", [False, True])
-def test_round_trip_with_conversion_and_layouts(non_blocking):
+def test_round_trip_with_conversion_and_layouts(backend_device, non_blocking):
+    dev = backend_device
     a = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
     x = sdk.from_numpy(a)
-    d = x.to("accel", non_blocking=non_blocking)
-    accel.synchronize()
+    d = x.to(dev, non_blocking=non_blocking)
+    getattr(sdk, dev).synchronize()
     np.testing.assert_array_equal(host(d), a)
     np.testing.assert_array_equal(host(d.t()), a.T)                      # non-contiguous source on the device
-    np.testing.assert_array_equal(host(x.t().to("accel")), a.T)          # non-contiguous source on the host
+    np.testing.assert_array_equal(host(x.t().to(dev)), a.T)              # non-contiguous source on the host
     np.testing.assert_array_equal(host(d.to(sdk.float64)), a.astype(np.float64))
-    target = sdk.zeros(7, 5, device="accel")
+    target = sdk.zeros(7, 5, device=dev)
     target.copy_(x.t())                                                 # into a device tensor, from the host
     np.testing.assert_array_equal(host(target), a.T)
-    strided = sdk.zeros(5, 14, device="accel")[:, ::2]
+    strided = sdk.zeros(5, 14, device=dev)[:, ::2]
     strided.copy_(x)                                                    # into a non-contiguous device view
     np.testing.assert_array_equal(host(strided), a)
     out = sdk.zeros(5, 7, dtype=sdk.float64)
     out.copy_(d)                                                        # device to host with conversion
     np.testing.assert_array_equal(out.numpy(), a.astype(np.float64))
-    row = sdk.zeros(3, 7, device="accel")
+    row = sdk.zeros(3, 7, device=dev)
     row.copy_(sdk.from_numpy(a[0]))                                     # broadcast
     np.testing.assert_array_equal(host(row), np.broadcast_to(a[0], (3, 7)))
 
@@ -83,30 +91,30 @@ def test_copy_between_devices_is_ordered():
     np.testing.assert_array_equal(host(w), np.arange(1 << 16) * 3.0)
 
 
-def test_item_and_shape_errors():
-    assert sdk.full((), 7.5, device="accel").item() == 7.5
+def test_item_and_shape_errors(backend_device):
+    assert sdk.full((), 7.5, device=backend_device).item() == 7.5
     with pytest.raises(ValueError, match="a Tensor with 3 elements cannot be converted to Scalar"):
-        sdk.ones(3, device="accel").item()
+        sdk.ones(3, device=backend_device).item()
     with pytest.raises(ValueError, match="must match the existing size"):
-        sdk.zeros(3, device="accel").copy_(sdk.ones(4))
+        sdk.zeros(3, device=backend_device).copy_(sdk.ones(4))
 
 
-def test_resize_keeps_data():
-    x = sdk.arange(4, dtype=sdk.float32, device="accel")
+def test_resize_keeps_data(backend_device):
+    x = sdk.arange(4, dtype=sdk.float32, device=backend_device)
     x.resize_(100)
     np.testing.assert_array_equal(host(x[:4]), [0, 1, 2, 3])
 
 
-def test_device_to_numpy_is_refused():
-    with pytest.raises((TypeError, ValueError), match="accel"):
-        sdk.ones(2, device="accel").numpy()
+def test_device_to_numpy_is_refused(backend_device):
+    with pytest.raises((TypeError, ValueError), match=backend_device):
+        sdk.ones(2, device=backend_device).numpy()
 
 
 # ---- operators against the CPU --------------------------------------------------------------------
 
-def _pair(*shape, dtype=np.float32, seed=0):
+def _pair(*shape, dtype=np.float32, seed=0, device="accel"):
     a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-    return sdk.from_numpy(a), sdk.from_numpy(a).to("accel")
+    return sdk.from_numpy(a), sdk.from_numpy(a).to(device)
 
 
 OPS = {
@@ -128,18 +136,18 @@ OPS = {
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
-def test_operator_matches_cpu(name):
-    (x, dx), (y, dy) = _pair(6, 4), _pair(6, 4, seed=1)
+def test_operator_matches_cpu(backend_device, name):
+    (x, dx), (y, dy) = _pair(6, 4, device=backend_device), _pair(6, 4, seed=1, device=backend_device)
     expected, got = OPS[name](x, y), OPS[name](dx, dy)
-    assert got.device.type == "accel" and got.shape == expected.shape and got.dtype == expected.dtype
+    assert got.device.type == backend_device and got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_allclose(host(got), expected.numpy(), rtol=1e-5, atol=1e-6)
 
 
-def test_in_place_and_out_variants_on_device():
-    x, dx = _pair(3, 5)
+def test_in_place_and_out_variants_on_device(backend_device):
+    x, dx = _pair(3, 5, device=backend_device)
     dx.add_(1).mul_(2)
     np.testing.assert_allclose(host(dx), (x.numpy() + 1) * 2, rtol=1e-6)
-    out = sdk.empty(0, device="accel")
+    out = sdk.empty(0, device=backend_device)
     sdk.mul(dx, dx, out=out)                                           # out= resized on the device
     np.testing.assert_allclose(host(out), host(dx) ** 2, rtol=1e-6)
     view = dx[1]
@@ -179,10 +187,10 @@ def test_a_launch_error_is_raised_every_time_not_cached():
             sdk.bitwise_and(bits, bits)
 
 
-def test_out_argument_resized_on_every_call():
-    dx = sdk.ones(2, 3, device="accel")
+def test_out_argument_resized_on_every_call(backend_device):
+    dx = sdk.ones(2, 3, device=backend_device)
     for _ in range(3):
-        out = sdk.empty(0, device="accel")
+        out = sdk.empty(0, device=backend_device)
         sdk.mul(dx, dx, out=out)
         assert out.shape == (2, 3) and host(out).sum() == 6
 
@@ -203,28 +211,18 @@ def test_freeing_a_tensor_with_queued_kernels_returns_its_memory_at_once():
 
 
 def test_launches_from_several_threads_match_the_cpu():
-    import threading
-    errors = []
 
     def work(seed):
-        try:
-            x, dx = _pair(8, 8, seed=seed)
-            s = accel.Stream()
-            with accel.stream(s):
-                for _ in range(50):
-                    dx = dx * 1.5 - 0.25
-                    x = x * 1.5 - 0.25
-                s.synchronize()
-            np.testing.assert_allclose(host(dx), x.numpy(), rtol=1e-5)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        x, dx = _pair(8, 8, seed=seed)
+        s = accel.Stream()
+        with accel.stream(s):
+            for _ in range(50):
+                dx = dx * 1.5 - 0.25
+                x = x * 1.5 - 0.25
+            s.synchronize()
+        np.testing.assert_allclose(host(dx), x.numpy(), rtol=1e-5)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_threads([lambda k=k: work(k) for k in range(4)])
 
 
 def test_cpu_fallback_runs_unsupported_operators_and_warns_once():

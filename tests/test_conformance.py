@@ -4,10 +4,8 @@ imports the backend's package, which renames a PrivateUse backend once per proce
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,22 +14,14 @@ import pytest
 from backend_sdk.testing import conformance
 from backend_sdk.testing.conformance import first_mismatch, operator_coverage
 
-ROOT = Path(__file__).resolve().parent.parent
+from _helpers import ROOT, run_module
+
 PLUGIN = "backend_sdk.testing.conformance.plugin"
 HAS_OPINFO = importlib.util.find_spec("backend_sdk.testing._opinfo") is not None
 
 
-def _env(*extra: str) -> dict:
-    paths = [*extra, str(ROOT), str(ROOT / "samples" / "accel_sim"), str(ROOT / "samples" / "python_backend")]
-    paths += sys.path
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    env.pop("PYTEST_ADDOPTS", None)
-    return env
-
-
 def _run(args: list[str], *extra_path: str, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=str(cwd), env=_env(*extra_path), capture_output=True,
-                          text=True, timeout=timeout)
+    return run_module(args, *extra_path, ROOT / "samples" / "python_backend", cwd=cwd, timeout=timeout)
 
 
 # ---- helpers ----

@@ -2,22 +2,17 @@
 (bit for bit), and a backend with one wrong kernel fails naming the first step and layer that diverges."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _helpers import ROOT, run_module
 
 
 def _run(args: list[str], *extra_path: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    paths = [*extra_path, str(ROOT), str(ROOT / "samples" / "accel_sim"), *sys.path]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run([sys.executable, *args], cwd=str(cwd), env=env, capture_output=True, text=True, timeout=900)
+    return run_module(args, *extra_path, cwd=cwd, timeout=900)
 
 
 def test_models_area_passes_on_accel():

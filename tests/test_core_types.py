@@ -1,14 +1,12 @@
 """Devices, dtypes, type promotion, dispatch keys and backend renaming."""
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
 import backend_sdk
 from backend_sdk import _C
+
+from _helpers import run_python
 
 
 # ---- devices -------------------------------------------------------------------------
@@ -125,10 +123,6 @@ def test_key_names_parse_device_type_names():
 
 
 # ---- renaming (once per process: run in a subprocess) -------------------------------------
-def run_python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
-
-
 def test_rename_privateuse1_backend_everywhere():
     result = run_python(
         """

@@ -1,7 +1,6 @@
 """backend_sdk.library.custom_op & co.: schema inference, kernels, registration API and bad inputs."""
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import List, Optional, Sequence, Tuple
 
@@ -11,13 +10,6 @@ import pytest
 import backend_sdk
 from backend_sdk import Tensor
 from backend_sdk.library import custom_op, infer_schema
-
-_counter = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"co_ns_{next(_counter)}"
 
 
 def arr(*shape: int) -> Tensor:

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import os
 import shutil
 import subprocess
-import sys
-import textwrap
 import time
 import weakref
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,28 +21,20 @@ from backend_sdk import _runtime as rt
 from backend_sdk.utils import python_device as pd
 import device_sim
 
-ROOT = Path(__file__).resolve().parent.parent
+from _helpers import ROOT, SIM_BACKEND as B, run_python as _run_python
+
 V1_HEADER_DIR = ROOT / "tests" / "device_api_v1"
 CC = shutil.which("cc") or shutil.which("gcc")
-B = "privateusethree"
-
-
-def _env() -> dict:
-    paths = [str(ROOT), str(ROOT / "samples" / "accel_sim")] + sys.path
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
 
 
 def run_python(code: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=str(ROOT), env=_env(),
-                       capture_output=True, text=True, timeout=timeout)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r
+    return _run_python(code, timeout=timeout, check=True)
 
 
 @pytest.fixture(scope="module")
-def sim():
-    rt.attach_device_library(B, device_sim.library_path())
-    return pd.DeviceLibrary(device_sim.lib())
+def sim(sim):
+    """The shared fixture's simulator (tests/conftest.py), called slot by slot through the contract."""
+    return pd.DeviceLibrary(sim)
 
 
 # ---- constants and the slot list ----

@@ -67,7 +67,7 @@ def _collectives() -> None:
 
     r, n = dist.get_rank(), dist.get_world_size()
     T = lambda a, dev: sdk.from_numpy(np.array(a, copy=True)).to(dev)  # noqa: E731  (a copy: results land in place)
-    for dev in ("cpu", "accel"):
+    for dev in ("cpu", "accel"):  # the ranks are fresh processes that import the accel sample only
         for name in DTYPES:
             what = f"{name} on {dev}"
             inputs = [_input(name, k) for k in range(n)]

@@ -9,11 +9,11 @@ surfacing on every rank, mismatched inputs.
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
 import pytest
 
+from _helpers import run_threads
 from distributed_launch import launch
 
 
@@ -50,23 +50,11 @@ def _in_process(fn_per_rank, nranks=2):
 
     uid = rt._ccl_unique_id("accel")
     comms = [rt._ccl_comm_init("accel", r, uid, nranks, r, None) for r in range(nranks)]
-    errors: list = []
-
-    def body(r: int) -> None:
-        try:
-            fn_per_rank(r, comms[r])
-        except BaseException as e:  # reported by the main thread
-            errors.append((r, e))
-
-    threads = [threading.Thread(target=body, args=(r,)) for r in range(nranks)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    for c in comms:
-        rt._ccl_comm_destroy("accel", c)
-    if errors:
-        raise errors[0][1]
+    try:
+        run_threads([lambda r=r: fn_per_rank(r, comms[r]) for r in range(nranks)], budget=0)
+    finally:
+        for c in comms:
+            rt._ccl_comm_destroy("accel", c)
 
 
 def test_two_devices_of_one_process_all_reduce_all_gather_reduce_scatter():

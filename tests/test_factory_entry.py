@@ -53,7 +53,9 @@ def test_zeros_and_ones_are_c_functions_named_as_pytorchs() -> None:
 @pytest.mark.parametrize("args,kwargs", [((3,), {}), ((2, 3), {}), (((2, 3),), {}), (([4],), {}), ((), {}),
                                          ((2,), {"dtype": sdk.int64}), ((2,), {"device": "cpu"}),
                                          ((2,), {"requires_grad": False, "dtype": None, "device": None})])
-def test_plain_calls_are_made_in_c(name: str, args: tuple, kwargs: dict) -> None:
+def test_plain_calls_are_made_in_c(device: str, name: str, args: tuple, kwargs: dict) -> None:
+    if kwargs.get("device", "") is not None:  # device=None stays: the default device, the CPU
+        kwargs = {**kwargs, "device": device}
     with _counting_python_path(name) as calls:
         t = getattr(sdk, name)(*args, **kwargs)
     assert calls == []
@@ -61,7 +63,8 @@ def test_plain_calls_are_made_in_c(name: str, args: tuple, kwargs: dict) -> None
     value = 0 if name == "zeros" else 1
     assert tuple(t.shape) == shape and t._version == 0 and not t.requires_grad and t.is_contiguous()
     assert t.dtype == kwargs.get("dtype") or sdk.float32
-    np.testing.assert_array_equal(t.numpy(), np.full(shape, value))
+    assert t.device.type == (device if kwargs["device"] is not None else "cpu")
+    np.testing.assert_array_equal(t.cpu().numpy(), np.full(shape, value))
 
 
 @pytest.mark.parametrize("args,kwargs", [((2,), {"requires_grad": True}), ((2,), {"out": None}),
@@ -97,60 +100,61 @@ def test_python_path_results_and_errors_name_the_factory() -> None:
         sdk.zeros(2, device="nodevice")  # PyTorch's text
 
 
-def test_a_mode_sees_empty_and_fill() -> None:
+def test_a_mode_sees_empty_and_fill(device: str) -> None:
     with _Log() as mode:
-        sdk.zeros(3)
-        sdk.ones(2, 2, dtype=sdk.int32)
+        sdk.zeros(3, device=device)
+        sdk.ones(2, 2, dtype=sdk.int32, device=device)
     assert mode.log == ["aten::empty.memory_format", "aten::fill_.Scalar"] * 2
 
 
-def test_zeros_on_meta_and_accel() -> None:
+def test_zeros_and_ones_on_meta_and_every_device(device: str) -> None:
     m = sdk.zeros(2, 3, device="meta")
     assert m.is_meta and tuple(m.shape) == (2, 3)
-    accel = pytest.importorskip("accel")
-    del accel
-    a = sdk.ones(5, device="accel")
-    assert a.device.type == "accel" and a.cpu().numpy().tolist() == [1.0] * 5
+    a = sdk.ones(5, device=device)
+    z = sdk.zeros(2, 2, dtype=sdk.int64, device=device)
+    assert a.device.type == z.device.type == device and a.cpu().numpy().tolist() == [1.0] * 5
+    assert z.dtype == sdk.int64 and z.cpu().numpy().tolist() == [[0, 0], [0, 0]]
 
 
 # ---- fill_ (Note [Small contiguous fill]) ----------------------------------------------------------------
+# The small path is the CPU kernel's; the same results must hold on every test device.
 _DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
 
 @pytest.mark.parametrize("dtype", _DTYPES)
 @pytest.mark.parametrize("n", [1, 3, 17, 65535, 65536, 70000])
-def test_fill_small_and_large_contiguous_match_strided(dtype: str, n: int) -> None:
+def test_fill_small_and_large_contiguous_match_strided(device: str, dtype: str, n: int) -> None:
     dt = getattr(sdk, dtype)
     value = True if dtype == "bool" else 3
-    contiguous = sdk.empty(n, dtype=dt).fill_(value)
-    strided = sdk.empty(2 * n, dtype=dt)[::2].fill_(value)  # the TensorIterator path
-    assert contiguous.numpy().tolist() == strided.numpy().tolist()
-    zero = sdk.full([n], 1, dtype=dt).fill_(0)
-    assert not zero.numpy().astype(np.float64).any()
+    contiguous = sdk.empty(n, dtype=dt, device=device).fill_(value)
+    strided = sdk.empty(2 * n, dtype=dt, device=device)[::2].fill_(value)  # the TensorIterator path
+    assert contiguous.cpu().numpy().tolist() == strided.cpu().numpy().tolist()
+    zero = sdk.full([n], 1, dtype=dt, device=device).fill_(0)
+    assert not zero.cpu().numpy().astype(np.float64).any()
     if dtype not in ("bool", "uint8", "int8"):
-        neg = sdk.empty(n, dtype=dt).fill_(-2.0 if dt.is_floating_point else -2)
-        assert (neg.numpy().astype(np.float64) == -2).all()
+        neg = sdk.empty(n, dtype=dt, device=device).fill_(-2.0 if dt.is_floating_point else -2)
+        assert (neg.cpu().numpy().astype(np.float64) == -2).all()
 
 
-def test_fill_small_contiguous_checks_the_value_and_bumps_the_version() -> None:
-    t = sdk.zeros(3, dtype=sdk.int8)
+def test_fill_small_contiguous_checks_the_value_and_bumps_the_version(device: str) -> None:
+    t = sdk.zeros(3, dtype=sdk.int8, device=device)
     v = t._version
     t.fill_(5)
-    assert t._version == v + 1 and t.numpy().tolist() == [5, 5, 5]
+    assert t._version == v + 1 and t.cpu().numpy().tolist() == [5, 5, 5]
     with pytest.raises((RuntimeError, ValueError), match="fill_"):
         t.fill_(1000)  # does not fit in int8: the checked conversion, as before
-    assert t.numpy().tolist() == [5, 5, 5]
-    f = sdk.zeros(4).fill_(float("nan"))
-    assert np.isnan(f.numpy()).all()
+    assert t.cpu().numpy().tolist() == [5, 5, 5]
+    f = sdk.zeros(4, device=device).fill_(float("nan"))
+    assert np.isnan(f.cpu().numpy()).all()
     m = sdk.empty(3, device="meta")
     mv = m._version
     m.fill_(2.0)
     assert m._version == mv + 1
-    e = sdk.empty(0).fill_(1.0)
+    e = sdk.empty(0, device=device).fill_(1.0)
     assert e.numel() == 0
 
 
-def test_fill_of_an_expanded_tensor_still_refuses() -> None:
-    x = sdk.zeros(1).expand(4)
+def test_fill_of_an_expanded_tensor_still_refuses(device: str) -> None:
+    x = sdk.zeros(1, device=device).expand(4)
     with pytest.raises((RuntimeError, ValueError)):
         x.fill_(1.0)

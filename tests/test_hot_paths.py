@@ -1,6 +1,8 @@
 """Semantics of the paths made fast in issue 18: the Python indexing/view/factory fast paths give the
 same views and errors as the general paths, and the vectorised reductions (amax/amin runs, column sums,
-norms) give numpy's values, NaN propagation included, at every run length around the vector widths."""
+norms) give numpy's values, NaN propagation included, at every run length around the vector widths.
+CPU only: the fast paths are the CPU's (tests/test_indexing_fast_path.py runs the indexing slot on every
+test device)."""
 from __future__ import annotations
 
 import numpy as np

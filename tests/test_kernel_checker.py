@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,29 +12,15 @@ import backend_sdk as sdk
 from backend_sdk.library import Library
 from backend_sdk.testing import check_kernels, kernel_checks_enabled, kernel_checks_run
 
-ROOT = Path(__file__).resolve().parents[1]
+from _helpers import ROOT, kernel_checker_ops
 
 
 @pytest.fixture
 def checked_ops():
-    """kchk::scale (functional) and kchk::scale_ (in-place) with Meta kernels, and a Library for accel
-    kernels registered while the checker is on."""
-    before = kernel_checks_enabled()
-    defs = Library("kchk", "DEF")
-    defs.define("scale(Tensor x) -> Tensor")
-    defs.define("scale_(Tensor(a!) x) -> Tensor(a!)")
-    defs.impl("scale", lambda x: sdk.empty(tuple(x.shape), dtype=x.dtype, device="meta"), "Meta")
-    defs.impl("scale_", lambda x: x, "Meta")
-    defs.define("flip(Tensor(a) x) -> Tensor(a)")  # a view: the transpose
-    defs.impl("flip", lambda x: x.t(), "Meta")
-    check_kernels(True)
-    impls = Library("kchk", "IMPL", "accel")
-    try:
+    """kchk::scale, kchk::scale_ and the view kchk::flip with Meta kernels, and a Library for accel kernels
+    registered while the checker is on."""
+    with kernel_checker_ops("kchk", views=True) as impls:
         yield impls
-    finally:
-        impls._destroy()
-        defs._destroy()
-        check_kernels(before)
 
 
 def _x() -> sdk.Tensor:

@@ -15,6 +15,8 @@ import device_sim
 from backend_sdk.library import Library
 from backend_sdk.testing import check_kernels, kernel_checks_enabled
 
+from _helpers import kernel_checker_ops
+
 _sim = device_sim.lib()
 GUARD = 64  # kGuardBytes
 
@@ -29,20 +31,8 @@ def _axpb(y: sdk.Tensor, x: sdk.Tensor, n: int) -> None:
 def guarded():
     """kgrd::scale (functional) and kgrd::scale_ (in-place) with Meta kernels, the checker on, and a Library
     for accel kernels registered while it is on."""
-    before = kernel_checks_enabled()
-    defs = Library("kgrd", "DEF")
-    defs.define("scale(Tensor x) -> Tensor")
-    defs.define("scale_(Tensor(a!) x) -> Tensor(a!)")
-    defs.impl("scale", lambda x: sdk.empty(tuple(x.shape), dtype=x.dtype, device="meta"), "Meta")
-    defs.impl("scale_", lambda x: x, "Meta")
-    check_kernels(True)
-    impls = Library("kgrd", "IMPL", "accel")
-    try:
+    with kernel_checker_ops("kgrd") as impls:
         yield impls
-    finally:
-        impls._destroy()
-        defs._destroy()
-        check_kernels(before)
 
 
 def _source(n: int = 64) -> sdk.Tensor:

@@ -1,7 +1,6 @@
 """torch.library behaviours checked against a real torch 2.13 (issue 16 follow-up): our own tests of the facts."""
 from __future__ import annotations
 
-import itertools
 import warnings
 from typing import Optional, Tuple
 
@@ -12,13 +11,6 @@ import backend_sdk
 from backend_sdk import Tag, Tensor, library
 from backend_sdk._library.infer_schema import tuple_to_list
 from backend_sdk.library import Library, custom_op, infer_schema
-
-_ids = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"fid_ns_{next(_ids)}"
 
 
 def test_tagged_schemas_use_pytorchs_alias_names() -> None:

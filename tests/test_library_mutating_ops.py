@@ -1,21 +1,12 @@
 """Tagged in-place and out= custom operators and version bumps of mutated arguments (issue 16)."""
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 import backend_sdk
 from backend_sdk import Tag, Tensor
 from backend_sdk.library import custom_op, opcheck
-
-_ids = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"mut_ns_{next(_ids)}"
 
 
 def arr(*shape: int) -> Tensor:

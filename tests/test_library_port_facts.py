@@ -4,7 +4,6 @@ Each test asserts one behaviour PyTorch 2.13 has (names, types, messages) and wo
 """
 from __future__ import annotations
 
-import itertools
 import logging
 from typing import Optional
 
@@ -15,13 +14,6 @@ import backend_sdk
 from backend_sdk import Tensor, _C, library
 from backend_sdk.library import Library, custom_op
 from backend_sdk.testing import OpCheckError, assert_close
-
-_counter = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"pf_ns_{next(_counter)}"
 
 
 def arr(*shape: int) -> Tensor:

@@ -3,7 +3,6 @@ impl lifetime, impl forms, get_kernel, absent backends, source locations, infer_
 arguments, backend_sdk.testing."""
 from __future__ import annotations
 
-import itertools
 import subprocess
 import sys
 import typing
@@ -16,13 +15,6 @@ import backend_sdk
 from backend_sdk import Tensor, _C, library
 from backend_sdk.library import Library, _scoped_library, custom_op, infer_schema
 from backend_sdk.types import Number
-
-_ids = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"reg_ns_{next(_ids)}"
 
 
 def arr(*shape: int) -> Tensor:

@@ -1,20 +1,11 @@
 """backend_sdk.Tag and OpOverload.tags (issue 16)."""
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 import backend_sdk
 from backend_sdk import Tag, Tensor, library
 from backend_sdk.library import Library, custom_op
-
-_ids = itertools.count()
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"tag_ns_{next(_ids)}"
 
 
 def test_tag_has_pytorchs_members() -> None:

@@ -101,18 +101,18 @@ def test_conv_errors(device):
     assert tuple(A.convolution(x, T(rnd(4, 8, 3, 3), device), None, [1], [0], [1], True, [0], 1).shape) == (2, 8, 7, 7)
 
 
-def test_convolution_backward_matches_numerical_gradients():
+def test_convolution_backward_matches_numerical_gradients(device):
     x, w, b = rnd(2, 4, 5, 4, dtype=np.float64), rnd(6, 2, 3, 2, seed=1, dtype=np.float64), rnd(6, seed=2, dtype=np.float64)
     args = ((2, 1), (1, 1), (1, 2), 2)
     out = ref_conv2d(x, w, b, *args)
     g = rnd(*out.shape, seed=3, dtype=np.float64)
-    gi, gw, gb = A.convolution_backward(T(g), T(x), T(w), [6], list(args[0]), list(args[1]), list(args[2]), False,
-                                        [0, 0], args[3], [True, True, True])
+    gi, gw, gb = A.convolution_backward(T(g, device), T(x, device), T(w, device), [6], list(args[0]), list(args[1]),
+                                        list(args[2]), False, [0, 0], args[3], [True, True, True])
     np.testing.assert_allclose(N(gi), numeric_grad(lambda v: ref_conv2d(v, w, b, *args), x.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gw), numeric_grad(lambda v: ref_conv2d(x, v, b, *args), w.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gb), g.sum(axis=(0, 2, 3)), atol=1e-9)
-    gi, gw, gb = A.convolution_backward(T(g), T(x), T(w), None, list(args[0]), list(args[1]), list(args[2]), False,
-                                        [0, 0], args[3], [False, True, False])
+    gi, gw, gb = A.convolution_backward(T(g, device), T(x, device), T(w, device), None, list(args[0]), list(args[1]),
+                                        list(args[2]), False, [0, 0], args[3], [False, True, False])
     assert gi is None and gb is None and gw is not None
     meta = A.convolution_backward(T(g).to("meta"), T(x).to("meta"), T(w).to("meta"), [6], [2, 1], [1, 1], [1, 2],
                                   False, [0, 0], 2, [True, True, True])
@@ -136,7 +136,7 @@ def test_layer_norm_forward_and_backward(device):
         F.layer_norm(T(x, device), (4,))
 
 
-def test_layer_norm_backward_matches_numerical_gradients():
+def test_layer_norm_backward_matches_numerical_gradients(device):
     x, w, b = rnd(3, 6, dtype=np.float64), rnd(6, seed=1, dtype=np.float64), rnd(6, seed=2, dtype=np.float64)
     g = rnd(3, 6, seed=3, dtype=np.float64)
 
@@ -144,8 +144,9 @@ def test_layer_norm_backward_matches_numerical_gradients():
         mu = xv.mean(-1, keepdims=True)
         return (xv - mu) / np.sqrt(xv.var(-1, keepdims=True) + 1e-5) * wv + bv
 
-    _, mean, rstd = A.native_layer_norm(T(x), [6], T(w), T(b), 1e-5)
-    gi, gw, gb = A.native_layer_norm_backward(T(g), T(x), [6], mean, rstd, T(w), T(b), [True, True, True])
+    _, mean, rstd = A.native_layer_norm(T(x, device), [6], T(w, device), T(b, device), 1e-5)
+    gi, gw, gb = A.native_layer_norm_backward(T(g, device), T(x, device), [6], mean, rstd, T(w, device), T(b, device),
+                                              [True, True, True])
     np.testing.assert_allclose(N(gi), numeric_grad(f, x.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gw), numeric_grad(lambda v: f(x, v), w.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gb), g.sum(0), atol=1e-9)
@@ -169,7 +170,7 @@ def test_batch_norm_train_eval_and_running_stats(device):
         F.batch_norm(T(x, device), T(np.zeros(4, np.float32), device), rv)
 
 
-def test_batch_norm_backward_matches_numerical_gradients():
+def test_batch_norm_backward_matches_numerical_gradients(device):
     x, w = rnd(4, 3, 2, dtype=np.float64), rnd(3, seed=1, dtype=np.float64)
     g = rnd(4, 3, 2, seed=3, dtype=np.float64)
 
@@ -177,8 +178,9 @@ def test_batch_norm_backward_matches_numerical_gradients():
         mu = xv.mean(axis=(0, 2), keepdims=True)
         return (xv - mu) / np.sqrt(xv.var(axis=(0, 2), keepdims=True) + 1e-5) * wv.reshape(1, 3, 1)
 
-    _, sm, si = A.native_batch_norm(T(x), T(w), None, None, None, True, 0.1, 1e-5)
-    gi, gw, gb = A.native_batch_norm_backward(T(g), T(x), T(w), None, None, sm, si, True, 1e-5, [True, True, True])
+    _, sm, si = A.native_batch_norm(T(x, device), T(w, device), None, None, None, True, 0.1, 1e-5)
+    gi, gw, gb = A.native_batch_norm_backward(T(g, device), T(x, device), T(w, device), None, None, sm, si, True, 1e-5,
+                                              [True, True, True])
     np.testing.assert_allclose(N(gi), numeric_grad(f, x.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gw), numeric_grad(lambda v: f(x, v), w.copy(), g), atol=1e-6)
     np.testing.assert_allclose(N(gb), g.sum(axis=(0, 2)), atol=1e-9)

@@ -43,15 +43,15 @@ def test_linear_init_reproduces_with_seed_on_every_device(device):
     assert np.array_equal(_np(a.weight), _np(b.weight))
 
 
-def test_bilinear_matches_einsum():
+def test_bilinear_matches_einsum(device):
     torch.manual_seed(0)
-    m = nn.Bilinear(3, 4, 2)
+    m = nn.Bilinear(3, 4, 2).to(device)
     x1 = RNG.standard_normal((5, 3)).astype(np.float32)
     x2 = RNG.standard_normal((5, 4)).astype(np.float32)
     ref = np.einsum("ni,kij,nj->nk", x1, _np(m.weight), x2) + _np(m.bias)
-    assert np.allclose(_np(m(_t(x1), _t(x2))), ref, atol=1e-5)
+    assert np.allclose(_np(m(_t(x1, device), _t(x2, device))), ref, atol=1e-5)
     with pytest.raises(ValueError, match="input1 size does not match weight size"):
-        m(torch.ones(5, 2), torch.ones(5, 4))
+        m(torch.ones(5, 2, device=device), torch.ones(5, 4, device=device))
 
 
 def test_activations_match_numpy(device):
@@ -78,14 +78,14 @@ def test_activations_match_numpy(device):
     assert repr(nn.Softmax(dim=1)) == "Softmax(dim=1)"
 
 
-def test_flatten_unflatten_identity():
-    x = torch.ones(2, 3, 4)
-    assert list(nn.Flatten()(x).shape) == [2, 12]
+def test_flatten_unflatten_identity(device):
+    x = torch.ones(2, 3, 4, device=device)
+    assert list(nn.Flatten()(x).shape) == [2, 12] and nn.Flatten()(x).device == x.device
     assert list(nn.Flatten(0, -1)(x).shape) == [24]
-    assert list(nn.Unflatten(1, (3, 2, 2))(torch.ones(2, 12)).shape) == [2, 3, 2, 2]
-    assert list(nn.Unflatten(-1, (-1, 4))(torch.ones(2, 12)).shape) == [2, 3, 4]
+    assert list(nn.Unflatten(1, (3, 2, 2))(torch.ones(2, 12, device=device)).shape) == [2, 3, 2, 2]
+    assert list(nn.Unflatten(-1, (-1, 4))(torch.ones(2, 12, device=device)).shape) == [2, 3, 4]
     with pytest.raises(RuntimeError, match="don't multiply up to the size of dim 1"):
-        nn.Unflatten(1, (5, 2))(torch.ones(2, 12))
+        nn.Unflatten(1, (5, 2))(torch.ones(2, 12, device=device))
     assert nn.Identity(3, unused=True)(x) is x
     assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
 

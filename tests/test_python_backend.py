@@ -4,24 +4,20 @@ scenario runs in a subprocess."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _helpers import ROOT, run_python as _run_python, subprocess_env
+
 SAMPLE = ROOT / "samples" / "python_backend"
 
 
 def _env() -> dict:
-    paths = [str(ROOT), str(SAMPLE), str(ROOT / "samples" / "accel_sim")] + sys.path
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    return subprocess_env(SAMPLE)
 
 
 def run_python(code: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=str(ROOT), env=_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    return _run_python(code, SAMPLE, timeout=timeout)
 
 
 def test_pyaccel_tensors_kernels_and_fallback():

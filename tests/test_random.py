@@ -13,6 +13,8 @@ import pytest
 import backend_sdk
 from backend_sdk import _C
 
+from _helpers import run_threads
+
 MASK32 = np.uint64(0xFFFFFFFF)
 
 
@@ -135,14 +137,14 @@ def test_cpu_fill_with_explicit_seed_and_offset_matches_the_generator_path():
 # ---------------------------------------------------------------------------
 # Determinism, generators and state
 # ---------------------------------------------------------------------------
-def test_manual_seed_makes_results_repeat():
+def test_manual_seed_makes_results_repeat(device):
     backend_sdk.manual_seed(5)
-    a, n = backend_sdk.rand(100), backend_sdk.randn(3, 4)
+    a, n = backend_sdk.rand(100, device=device), backend_sdk.randn(3, 4, device=device)
     backend_sdk.manual_seed(5)
-    b, m = backend_sdk.rand(100), backend_sdk.randn(3, 4)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
-    np.testing.assert_array_equal(n.numpy(), m.numpy())
-    assert not np.array_equal(backend_sdk.rand(100).numpy(), a.numpy())
+    b, m = backend_sdk.rand(100, device=device), backend_sdk.randn(3, 4, device=device)
+    np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
+    np.testing.assert_array_equal(n.cpu().numpy(), m.cpu().numpy())
+    assert not np.array_equal(backend_sdk.rand(100, device=device).cpu().numpy(), a.cpu().numpy())
 
 
 def test_generator_objects_are_independent_of_the_default():
@@ -260,110 +262,113 @@ def test_results_do_not_depend_on_output_strides():
 N = 1_000_000
 
 
-def test_uniform_and_normal_statistics():
+def test_uniform_and_normal_statistics(device):
     backend_sdk.manual_seed(0)
-    u = backend_sdk.rand(N).numpy().astype(np.float64)
+    u = backend_sdk.rand(N, device=device).cpu().numpy().astype(np.float64)
     assert 0.0 <= u.min() and u.max() < 1.0
     assert abs(u.mean() - 0.5) < 3e-3 and abs(u.std() - np.sqrt(1 / 12)) < 3e-3
-    z = backend_sdk.randn(N, dtype=backend_sdk.float64).numpy()
+    z = backend_sdk.randn(N, dtype=backend_sdk.float64, device=device).cpu().numpy()
     assert abs(z.mean()) < 5e-3 and abs(z.std() - 1) < 5e-3
     assert abs((np.abs(z) < 1).mean() - 0.6827) < 3e-3  # the shape, not only the moments
-    w = backend_sdk.empty(N).uniform_(-2, 5).numpy()
+    w = backend_sdk.empty(N, device=device).uniform_(-2, 5).cpu().numpy()
     assert -2 <= w.min() and w.max() < 5 and abs(w.mean() - 1.5) < 0.03
-    x = backend_sdk.empty(N, dtype=backend_sdk.float64).normal_(2, 3).numpy()
+    x = backend_sdk.empty(N, dtype=backend_sdk.float64, device=device).normal_(2, 3).cpu().numpy()
     assert abs(x.mean() - 2) < 0.02 and abs(x.std() - 3) < 0.02
-    h = backend_sdk.rand(N, dtype=backend_sdk.float16).numpy().astype(np.float64)
+    h = backend_sdk.rand(N, dtype=backend_sdk.float16, device=device).cpu().numpy().astype(np.float64)
     assert h.max() < 1.0 and abs(h.mean() - 0.5) < 3e-3
 
 
-def test_randint_chi_square_and_bounds():
+def test_randint_chi_square_and_bounds(device):
     backend_sdk.manual_seed(1)
-    r = backend_sdk.randint(-3, 7, (N,)).numpy()
+    r = backend_sdk.randint(-3, 7, (N,), device=device).cpu().numpy()
     assert r.dtype == np.int64 and r.min() == -3 and r.max() == 6
     counts = np.bincount(r + 3, minlength=10)
     expected = N / 10
     chi2 = ((counts - expected) ** 2 / expected).sum()
     assert chi2 < 33.7  # 9 degrees of freedom: p = 1e-4
-    b = backend_sdk.randint(2, (1000,), dtype=backend_sdk.bool).numpy()
+    b = backend_sdk.randint(2, (1000,), dtype=backend_sdk.bool, device=device).cpu().numpy()
     assert b.dtype == np.bool_ and 400 < b.sum() < 600
-    f = backend_sdk.randint(0, 5, (1000,), dtype=backend_sdk.float32).numpy()
+    f = backend_sdk.randint(0, 5, (1000,), dtype=backend_sdk.float32, device=device).cpu().numpy()
     assert set(np.unique(f)) == {0.0, 1.0, 2.0, 3.0, 4.0}
 
 
-def test_bernoulli_exponential_random_statistics():
+def test_bernoulli_exponential_random_statistics(device):
     backend_sdk.manual_seed(2)
-    b = backend_sdk.empty(N).bernoulli_(0.3).numpy()
+    b = backend_sdk.empty(N, device=device).bernoulli_(0.3).cpu().numpy()
     assert set(np.unique(b)) == {0.0, 1.0} and abs(b.mean() - 0.3) < 3e-3
-    p = backend_sdk.tensor([[0.0], [1.0], [0.5]])
-    out = backend_sdk.empty(3, 10000).bernoulli_(p).numpy()
+    p = backend_sdk.tensor([[0.0], [1.0], [0.5]], device=device)
+    out = backend_sdk.empty(3, 10000, device=device).bernoulli_(p).cpu().numpy()
     assert (out[0] == 0).all() and (out[1] == 1).all() and abs(out[2].mean() - 0.5) < 0.03
-    probs = backend_sdk.rand(1000)
+    probs = backend_sdk.rand(1000, device=device)
     drawn = backend_sdk.bernoulli(probs)
     assert drawn.dtype == backend_sdk.float32 and drawn.shape == (1000,)
-    assert abs(backend_sdk.bernoulli(backend_sdk.full([N], 0.25)).numpy().mean() - 0.25) < 3e-3
-    e = backend_sdk.empty(N, dtype=backend_sdk.float64).exponential_(2.0).numpy()
+    assert abs(backend_sdk.bernoulli(backend_sdk.full([N], 0.25, device=device)).cpu().numpy().mean() - 0.25) < 3e-3
+    e = backend_sdk.empty(N, dtype=backend_sdk.float64, device=device).exponential_(2.0).cpu().numpy()
     assert e.min() >= 0 and abs(e.mean() - 0.5) < 5e-3
-    u8 = backend_sdk.empty(N, dtype=backend_sdk.uint8).random_().numpy()
+    u8 = backend_sdk.empty(N, dtype=backend_sdk.uint8, device=device).random_().cpu().numpy()
     assert u8.min() == 0 and u8.max() == 255
-    i8 = backend_sdk.empty(1000, dtype=backend_sdk.int8).random_(-5, 5).numpy()
+    i8 = backend_sdk.empty(1000, dtype=backend_sdk.int8, device=device).random_(-5, 5).cpu().numpy()
     assert i8.min() == -5 and i8.max() == 4
-    t = backend_sdk.empty(1000, dtype=backend_sdk.int64).random_(10).numpy()
+    t = backend_sdk.empty(1000, dtype=backend_sdk.int64, device=device).random_(10).cpu().numpy()
     assert t.min() == 0 and t.max() == 9
-    top = backend_sdk.empty(2000, dtype=backend_sdk.int8).random_(120, None).numpy()
+    top = backend_sdk.empty(2000, dtype=backend_sdk.int8, device=device).random_(120, None).cpu().numpy()
     assert top.min() == 120 and top.max() == 127  # to=None: up to the dtype's largest value
-    f = backend_sdk.empty(N).random_().numpy()
+    f = backend_sdk.empty(N, device=device).random_().cpu().numpy()
     assert f.min() >= 0 and f.max() <= 2**24 and (f == np.round(f)).all() and f.max() > 2**23
-    full = backend_sdk.empty(1000, dtype=backend_sdk.int64).random_(-(2**63), None).numpy()
+    full = backend_sdk.empty(1000, dtype=backend_sdk.int64, device=device).random_(-(2**63), None).cpu().numpy()
     assert (full < 0).any() and (full > 0).any()  # the whole int64 range
 
 
 # ---------------------------------------------------------------------------
 # Overloads, factories, out=, like, meta
 # ---------------------------------------------------------------------------
-def test_factory_overloads_and_options():
-    assert backend_sdk.rand(2, 3).shape == (2, 3) and backend_sdk.rand(2, 3).dtype == backend_sdk.float32
-    assert backend_sdk.rand([4]).shape == (4,)
-    assert backend_sdk.randn((2, 2), dtype=backend_sdk.float64).dtype == backend_sdk.float64
-    assert backend_sdk.randint(5, (3,)).dtype == backend_sdk.int64
-    assert backend_sdk.randint(1, 5, (2, 2), dtype=backend_sdk.int32).dtype == backend_sdk.int32
-    assert backend_sdk.normal(2.0, 0.5, (3,)).shape == (3,)
-    like = backend_sdk.rand_like(backend_sdk.zeros(2, 5, dtype=backend_sdk.float64))
+def test_factory_overloads_and_options(device):
+    r = backend_sdk.rand(2, 3, device=device)
+    assert r.shape == (2, 3) and r.dtype == backend_sdk.float32 and r.device.type == device
+    assert backend_sdk.rand([4], device=device).shape == (4,)
+    assert backend_sdk.randn((2, 2), dtype=backend_sdk.float64, device=device).dtype == backend_sdk.float64
+    assert backend_sdk.randint(5, (3,), device=device).dtype == backend_sdk.int64
+    assert backend_sdk.randint(1, 5, (2, 2), dtype=backend_sdk.int32, device=device).dtype == backend_sdk.int32
+    assert backend_sdk.normal(2.0, 0.5, (3,), device=device).shape == (3,)
+    like = backend_sdk.rand_like(backend_sdk.zeros(2, 5, dtype=backend_sdk.float64, device=device))
     assert like.shape == (2, 5) and like.dtype == backend_sdk.float64
-    assert backend_sdk.randn_like(backend_sdk.zeros(3), dtype=backend_sdk.float16).dtype == backend_sdk.float16
-    ri = backend_sdk.randint_like(backend_sdk.zeros(100, dtype=backend_sdk.int32), 3).numpy()
+    assert backend_sdk.randn_like(backend_sdk.zeros(3, device=device), dtype=backend_sdk.float16).dtype == \
+        backend_sdk.float16
+    ri = backend_sdk.randint_like(backend_sdk.zeros(100, dtype=backend_sdk.int32, device=device), 3).cpu().numpy()
     assert ri.dtype == np.int32 and ri.min() >= 0 and ri.max() <= 2
-    ri = backend_sdk.randint_like(backend_sdk.zeros(100), 10, 12).numpy()
+    ri = backend_sdk.randint_like(backend_sdk.zeros(100, device=device), 10, 12).cpu().numpy()
     assert set(np.unique(ri)) <= {10.0, 11.0}
 
 
-def test_out_variants_resize_and_fill():
-    out = backend_sdk.empty(0)
+def test_out_variants_resize_and_fill(device):
+    out = backend_sdk.empty(0, device=device)
     r = backend_sdk.rand(3, 4, out=out)
     assert r is out and out.shape == (3, 4)
-    g = backend_sdk.Generator().manual_seed(1)
+    g = backend_sdk.Generator(device).manual_seed(1)
     backend_sdk.randn(5, generator=g, out=out)
-    np.testing.assert_array_equal(out.numpy(), backend_sdk.randn(5, generator=backend_sdk.Generator().manual_seed(1)).numpy())
-    iout = backend_sdk.empty(0, dtype=backend_sdk.int64)
+    again = backend_sdk.randn(5, generator=backend_sdk.Generator(device).manual_seed(1), device=device)
+    np.testing.assert_array_equal(out.cpu().numpy(), again.cpu().numpy())
+    iout = backend_sdk.empty(0, dtype=backend_sdk.int64, device=device)
     backend_sdk.randint(2, 4, (6,), out=iout)
-    assert iout.shape == (6,) and set(iout.numpy()) <= {2, 3}
-    bout = backend_sdk.empty(0)
-    backend_sdk.bernoulli(backend_sdk.ones(4), out=bout)
+    assert iout.shape == (6,) and set(iout.cpu().numpy()) <= {2, 3}
+    bout = backend_sdk.empty(0, device=device)
+    backend_sdk.bernoulli(backend_sdk.ones(4, device=device), out=bout)
     assert bout.tolist() == [1.0, 1.0, 1.0, 1.0]
 
 
-def test_normal_tensor_overloads():
+def test_normal_tensor_overloads(device):
     backend_sdk.manual_seed(3)
-    mean = backend_sdk.tensor([0.0, 100.0, -100.0])
-    x = backend_sdk.normal(mean, 0.001).numpy()
+    mean = backend_sdk.tensor([0.0, 100.0, -100.0], device=device)
+    x = backend_sdk.normal(mean, 0.001).cpu().numpy()
     np.testing.assert_allclose(x, [0, 100, -100], atol=0.01)
-    y = backend_sdk.normal(5.0, backend_sdk.tensor([0.0, 0.0])).numpy()
+    y = backend_sdk.normal(5.0, backend_sdk.tensor([0.0, 0.0], device=device)).cpu().numpy()
     assert y.tolist() == [5.0, 5.0]
-    z = backend_sdk.normal(backend_sdk.zeros(2, 1), backend_sdk.zeros(3))
-    assert z.shape == (2, 3) and (z.numpy() == 0).all()
+    z = backend_sdk.normal(backend_sdk.zeros(2, 1, device=device), backend_sdk.zeros(3, device=device))
+    assert z.shape == (2, 3) and (z.cpu().numpy() == 0).all()
     with pytest.raises(ValueError, match="normal expects all elements of std >= 0.0"):
-        backend_sdk.normal(backend_sdk.zeros(2), backend_sdk.tensor([1.0, -1.0]))
+        backend_sdk.normal(backend_sdk.zeros(2, device=device), backend_sdk.tensor([1.0, -1.0], device=device))
     with pytest.raises(ValueError, match="normal expects std >= 0.0, but found std -1"):
-        backend_sdk.normal(backend_sdk.zeros(2), -1.0)
+        backend_sdk.normal(backend_sdk.zeros(2, device=device), -1.0)
 
 
 def test_meta_tensors_check_but_consume_nothing():
@@ -378,8 +383,8 @@ def test_meta_tensors_check_but_consume_nothing():
         backend_sdk.empty(3, device="meta").normal_(0, -1)
 
 
-def test_in_place_ops_return_self_and_bump_version():
-    x = backend_sdk.empty(4)
+def test_in_place_ops_return_self_and_bump_version(device):
+    x = backend_sdk.empty(4, device=device)
     v = x._version
     assert x.uniform_() is x and x._version > v
     assert x.normal_() is x and x.bernoulli_(0.5) is x and x.exponential_() is x and x.random_(3) is x
@@ -388,33 +393,33 @@ def test_in_place_ops_return_self_and_bump_version():
 # ---------------------------------------------------------------------------
 # Bad arguments
 # ---------------------------------------------------------------------------
-def test_bad_arguments():
+def test_bad_arguments(device):
     with pytest.raises(ValueError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=3"):
-        backend_sdk.randint(5, 3, (2,))
+        backend_sdk.randint(5, 3, (2,), device=device)
     with pytest.raises(ValueError, match="random_ expects 'to' - 1 to be in the range of uint8"):
-        backend_sdk.randint(0, 300, (2,), dtype=backend_sdk.uint8)
+        backend_sdk.randint(0, 300, (2,), dtype=backend_sdk.uint8, device=device)
     with pytest.raises(ValueError, match="random_ expects 'from' to be in the range of int8"):
-        backend_sdk.empty(2, dtype=backend_sdk.int8).random_(-200, 0)
+        backend_sdk.empty(2, dtype=backend_sdk.int8, device=device).random_(-200, 0)
     with pytest.raises(ValueError, match=r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"):
-        backend_sdk.empty(3).bernoulli_(1.5)
+        backend_sdk.empty(3, device=device).bernoulli_(1.5)
     with pytest.raises(ValueError, match=r"bernoulli_ expects all elements of p to be in \[0, 1\]"):
-        backend_sdk.bernoulli(backend_sdk.tensor([0.5, 2.0]))
+        backend_sdk.bernoulli(backend_sdk.tensor([0.5, 2.0], device=device))
     with pytest.raises(ValueError, match="cannot be broadcast"):
-        backend_sdk.empty(3, 4).bernoulli_(backend_sdk.rand(3))
+        backend_sdk.empty(3, 4, device=device).bernoulli_(backend_sdk.rand(3, device=device))
     with pytest.raises(ValueError, match="normal expects std >= 0.0, but found std -1"):
-        backend_sdk.empty(3).normal_(0, -1)
+        backend_sdk.empty(3, device=device).normal_(0, -1)
     with pytest.raises(ValueError, match=r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1"):
-        backend_sdk.empty(3).uniform_(2, 1)
+        backend_sdk.empty(3, device=device).uniform_(2, 1)
     with pytest.raises(ValueError, match="exponential_ expects lambda > 0.0, but found lambda=0"):
-        backend_sdk.empty(3).exponential_(0)
+        backend_sdk.empty(3, device=device).exponential_(0)
     with pytest.raises(TypeError, match="rand: expected a floating point dtype, got int64"):
-        backend_sdk.rand(3, dtype=backend_sdk.int64)
+        backend_sdk.rand(3, dtype=backend_sdk.int64, device=device)
     with pytest.raises(TypeError, match="uniform_: expected a floating point tensor for 'self', got dtype int64"):
-        backend_sdk.zeros(3, dtype=backend_sdk.int64).uniform_()
+        backend_sdk.zeros(3, dtype=backend_sdk.int64, device=device).uniform_()
     with pytest.raises(TypeError, match="normal_: expected a floating point tensor"):
-        backend_sdk.zeros(3, dtype=backend_sdk.int32).normal_()
+        backend_sdk.zeros(3, dtype=backend_sdk.int32, device=device).normal_()
     with pytest.raises(TypeError, match="generator"):
-        backend_sdk.rand(3, generator="not a generator")
+        backend_sdk.rand(3, generator="not a generator", device=device)
 
 
 def test_factories_reach_a_privateuse_backend_through_backend_select():
@@ -465,11 +470,7 @@ def test_one_generator_shared_by_threads_hands_out_disjoint_counters():
         with lock:
             results.extend(local)
 
-    threads = [threading.Thread(target=worker) for _ in range(6)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads([worker] * 6)
     assert g.get_offset() == 6 * 50 * 100  # every call reserved its own 100 counters
     # Together the calls produced exactly the first 30000 counters' values, each once.
     everything = np.sort(np.concatenate(results))

@@ -23,7 +23,8 @@ from backend_sdk import _runtime as rt
 import device_sim
 from backend_sdk.utils.python_device import DeviceLibrary
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B
+
 SUCCESS, INVALID_VALUE, INVALID_HANDLE = 0, 1, 4
 
 vp = ctypes.c_void_p
@@ -53,15 +54,10 @@ class Api(DeviceLibrary):
 
 
 @pytest.fixture(scope="module")
-def api() -> Api:
-    rt.attach_device_library(B, device_sim.library_path())
+def api(sim) -> Api:
+    """The contract of the simulator the shared ``sim`` fixture attached (tests/conftest.py)."""
     assert rt.device_count(B) >= 2, "these tests need two simulated devices"
     return Api()
-
-
-@pytest.fixture(scope="module")
-def sim(api):
-    return device_sim.lib()
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from backend_sdk import _runtime as rt
 import device_sim
 from backend_sdk.utils.python_device import DeviceLibrary
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B
 
 
 pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)

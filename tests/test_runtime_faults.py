@@ -16,7 +16,7 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B, d2h, h2d
 MiB = 1 << 20
 KERNEL_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -30,14 +30,6 @@ def healthy_devices():
     for d in range(rt.device_count(B)):
         device_sim.reset_device(d)
     device_sim.configure(launch_latency_us=0, copy_bandwidth_gbps=0)
-
-
-def h2d(buf, array, s=None):
-    rt.memcpy(B, buf.ptr, array.ctypes.data, array.nbytes, "h2d", s)
-
-
-def d2h(array, buf, s=None):
-    rt.memcpy(B, array.ctypes.data, buf.ptr, array.nbytes, "d2h", s)
 
 
 def axpb(sim, s, y, x, n, a, b):

@@ -10,7 +10,7 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B
 
 
 pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)

@@ -12,18 +12,10 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B, d2h, h2d
 
 
 pytestmark = pytest.mark.usefixtures("sim")  # device_sim attached to privateusethree (tests/conftest.py)
-
-
-def h2d(buf, array, s=None):
-    rt.memcpy(B, buf.ptr, array.ctypes.data, array.nbytes, "h2d", s)
-
-
-def d2h(array, buf, s=None):
-    rt.memcpy(B, array.ctypes.data, buf.ptr, array.nbytes, "d2h", s)
 
 
 def test_devices_and_properties():

@@ -13,9 +13,7 @@ from __future__ import annotations
 import gc
 import itertools
 import random
-import threading
 import time
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -23,33 +21,10 @@ import pytest
 import accel
 import backend_sdk as sdk
 
+from _helpers import run_threads
+
 _DEVICES = [f"accel:{d}" for d in range(accel.device_count())]
 _ns_ids = itertools.count()
-
-
-def _run_threads(workers: list[Callable[[], None]], budget: float) -> None:
-    """Runs the workers in threads; re-raises the first error any of them hit.
-
-    A worker that is still running ``budget + 60`` s after the start is a hang: the test fails
-    instead of blocking the suite (the threads are daemons, so the process can still exit)."""
-    errors: list[BaseException] = []
-
-    def guarded(fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=guarded, args=(w,), daemon=True) for w in workers]
-    for t in threads:
-        t.start()
-    deadline = time.monotonic() + budget + 60
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    hung = [t.name for t in threads if t.is_alive()]
-    assert not hung, f"threads still running {budget + 60:.0f} s after the start (a hang): {hung}"
-    if errors:
-        raise errors[0]
 
 
 def _allocated() -> list[int]:
@@ -107,7 +82,7 @@ def test_streams_events_and_allocations_on_both_devices(allocation_balance):
                 assert e.query()
             del x, y, z, w
 
-    _run_threads([lambda s=s: worker(s) for s in range(4)], budget)
+    run_threads([lambda s=s: worker(s) for s in range(4)], budget)
 
 
 def test_python_kernels_and_aten_ops_from_many_threads(allocation_balance):
@@ -136,7 +111,7 @@ def test_python_kernels_and_aten_ops_from_many_threads(allocation_balance):
                 r = op(x, 2.0, -1.0).relu().cpu().numpy()
                 np.testing.assert_allclose(r, np.maximum(a * 2 - 1, 0), rtol=1e-6)
 
-        _run_threads([lambda s=s: worker(s) for s in range(4)], budget)
+        run_threads([lambda s=s: worker(s) for s in range(4)], budget)
 
 
 def _churn_and_call(call_churned: bool, budget: float) -> None:
@@ -209,7 +184,7 @@ def _churn_and_call(call_churned: bool, budget: float) -> None:
             np.testing.assert_array_equal(r.cpu().numpy(), a + (i + 1))
 
     try:
-        _run_threads([lambda: churner(0), lambda: churner(1)] + [lambda s=s: caller(s) for s in range(3)], budget)
+        run_threads([lambda: churner(0), lambda: churner(1)] + [lambda s=s: caller(s) for s in range(3)], budget)
     finally:
         stable.close()
     assert churn_count[0] >= 4

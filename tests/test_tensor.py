@@ -29,19 +29,19 @@ def test_metadata_of_a_fresh_tensor(device):
         t.size(3)
 
 
-def test_negative_and_overflowing_sizes_are_value_errors():
+def test_negative_and_overflowing_sizes_are_value_errors(device):
     with pytest.raises(ValueError, match="negative dimension -1"):
-        backend_sdk.empty(2, -1)
+        backend_sdk.empty(2, -1, device=device)
     # An overflowing element count is PyTorch's RuntimeError (tests/test_robustness_sizes.py).
     with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
-        backend_sdk.empty(2**40, 2**40)
+        backend_sdk.empty(2**40, 2**40, device=device)
     with pytest.raises(TypeError):
-        backend_sdk.empty(2, "3")
+        backend_sdk.empty(2, "3", device=device)
 
 
 # ---- views ---------------------------------------------------------------------------------
-def test_views_share_storage_and_see_writes():
-    base = arange_tensor(2, 3, 4)
+def test_views_share_storage_and_see_writes(device):
+    base = arange_tensor(2, 3, 4, device=device)
     views = [
         base.view(6, 4), base.view(-1), base.reshape(4, 6), base.transpose(0, 2), base.permute(2, 0, 1),
         base.as_strided((2, 2), (1, 2), 3), base.select(1, 2), base.narrow(2, 1, 2), base[1], base[:, 1:3],
@@ -52,11 +52,11 @@ def test_views_share_storage_and_see_writes():
         assert same_storage(v, base)
     base.fill_(7.0)
     for v in views:
-        assert np.all(v.numpy() == 7.0)
+        assert np.all(v.cpu().numpy() == 7.0)
 
 
-def test_view_geometry_matches_numpy():
-    base = arange_tensor(2, 3, 4)
+def test_view_geometry_matches_numpy(device):
+    base = arange_tensor(2, 3, 4, device=device)
     ref = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     cases = [
         (base.transpose(0, 2), ref.transpose(2, 1, 0)),
@@ -72,15 +72,15 @@ def test_view_geometry_matches_numpy():
     ]
     for view, expected in cases:
         assert view.shape == expected.shape
-        np.testing.assert_array_equal(view.numpy(), expected)
+        np.testing.assert_array_equal(view.cpu().numpy(), expected)
         # strides of size-1 dimensions are arbitrary (PyTorch and numpy differ there)
         ours = [s for s, n in zip(view.stride(), view.shape) if n != 1]
         theirs = [s // 4 for s, n in zip(expected.strides, expected.shape) if n != 1]
         assert ours == theirs
 
 
-def test_view_errors():
-    base = arange_tensor(2, 3)
+def test_view_errors(device):
+    base = arange_tensor(2, 3, device=device)
     with pytest.raises(ValueError, match=r"shape '\[4, 2\]' is invalid for input of size 6"):
         base.view(4, 2)
     with pytest.raises(ValueError, match="view size is not compatible with input tensor's size and stride"):
@@ -100,27 +100,27 @@ def test_view_errors():
         base["a"]
 
 
-def test_contiguous_copies_only_when_needed():
-    base = arange_tensor(3, 4)
+def test_contiguous_copies_only_when_needed(device):
+    base = arange_tensor(3, 4, device=device)
     assert base.contiguous() is base
     t = base.t()
     c = t.contiguous()
     assert c.is_contiguous() and not same_storage(c, base)
-    np.testing.assert_array_equal(c.numpy(), base.numpy().T)
+    np.testing.assert_array_equal(c.cpu().numpy(), base.cpu().numpy().T)
 
 
-def test_setitem_writes_through_views():
-    base = arange_tensor(3, 4)
+def test_setitem_writes_through_views(device):
+    base = arange_tensor(3, 4, device=device)
     base[1] = 0.0
-    base[:, 0] = backend_sdk.tensor([9.0, 9.0, 9.0])
+    base[:, 0] = backend_sdk.tensor([9.0, 9.0, 9.0]).to(device)
     expected = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected[1] = 0
     expected[:, 0] = 9
-    np.testing.assert_array_equal(base.numpy(), expected)
+    np.testing.assert_array_equal(base.cpu().numpy(), expected)
 
 
-def test_version_counter_counts_in_place_writes():
-    t = arange_tensor(3)
+def test_version_counter_counts_in_place_writes(device):
+    t = arange_tensor(3, device=device)
     v = t[1:]
     start = t._version
     t.add_(1)
@@ -134,25 +134,27 @@ def test_factories(device):
     assert backend_sdk.ones((3,), dtype=backend_sdk.int32, device=device).tolist() == [1, 1, 1]
     full = backend_sdk.full((2,), 7, device=device)
     assert full.dtype == backend_sdk.int64 and full.tolist() == [7, 7]
-    assert backend_sdk.full((1,), True).dtype == backend_sdk.bool
-    assert backend_sdk.arange(5).tolist() == [0, 1, 2, 3, 4] and backend_sdk.arange(5).dtype == backend_sdk.int64
-    assert backend_sdk.arange(0.0, 1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert backend_sdk.full((1,), True, device=device).dtype == backend_sdk.bool
+    r = backend_sdk.arange(5, device=device)
+    assert r.tolist() == [0, 1, 2, 3, 4] and r.dtype == backend_sdk.int64 and r.device.type == device
+    assert backend_sdk.arange(0.0, 1.0, 0.25, device=device).tolist() == [0.0, 0.25, 0.5, 0.75]
     like = backend_sdk.zeros_like(full, dtype=backend_sdk.float64)
-    assert like.shape == (2,) and like.dtype == backend_sdk.float64
+    assert like.shape == (2,) and like.dtype == backend_sdk.float64 and like.device == full.device
     strided = backend_sdk.empty_strided((2, 3), (1, 2), device=device)
     assert strided.stride() == (1, 2) and not strided.is_contiguous()
 
 
-def test_tensor_infers_dtypes_like_pytorch():
-    assert backend_sdk.tensor([1, 2]).dtype == backend_sdk.int64
-    assert backend_sdk.tensor([1.5]).dtype == backend_sdk.float32
-    assert backend_sdk.tensor([True]).dtype == backend_sdk.bool
-    assert backend_sdk.tensor(np.zeros(2, dtype=np.float64)).dtype == backend_sdk.float64
-    assert backend_sdk.tensor(3).dim() == 0 and backend_sdk.tensor(3).item() == 3
+def test_tensor_infers_dtypes_like_pytorch(device):
+    assert backend_sdk.tensor([1, 2], device=device).dtype == backend_sdk.int64
+    assert backend_sdk.tensor([1.5], device=device).dtype == backend_sdk.float32
+    assert backend_sdk.tensor([True], device=device).dtype == backend_sdk.bool
+    assert backend_sdk.tensor(np.zeros(2, dtype=np.float64), device=device).dtype == backend_sdk.float64
+    three = backend_sdk.tensor(3, device=device)
+    assert three.dim() == 0 and three.item() == 3 and three.device.type == device
     with pytest.raises(TypeError):
-        backend_sdk.tensor(["a"])
+        backend_sdk.tensor(["a"], device=device)
     with pytest.raises(ValueError, match="step must be nonzero"):
-        backend_sdk.arange(0, 5, 0)
+        backend_sdk.arange(0, 5, 0, device=device)
 
 
 def test_meta_tensors_have_metadata_and_no_data():
@@ -164,6 +166,7 @@ def test_meta_tensors_have_metadata_and_no_data():
 
 
 # ---- numpy and DLPack ---------------------------------------------------------------------------
+# CPU only: these check zero-copy sharing of host memory with numpy, which a device tensor cannot do.
 @pytest.mark.parametrize("np_dtype", [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
                                       ml_dtypes.bfloat16, np.float32, np.float64])
 def test_numpy_round_trip_shares_memory(np_dtype):
@@ -208,39 +211,44 @@ def test_dlpack_round_trip_with_numpy():
 
 
 # ---- scalars and printing ------------------------------------------------------------------------
-def test_item_tolist_and_python_conversions():
-    t = backend_sdk.tensor([[1.5, 2.0]])
-    assert t[0, 0].item() == 1.5 and isinstance(t[0, 1].item(), float)
-    assert backend_sdk.tensor([3]).item() == 3 and backend_sdk.tensor([True]).item() is True
-    assert float(t[0, 0]) == 1.5 and int(backend_sdk.tensor(4)) == 4
+def test_item_tolist_and_python_conversions(device):
+    t = backend_sdk.tensor([[1.5, 2.0]], device=device)
+    assert t[0, 0].item() == 1.5 and isinstance(t[0, 1].item(), float) and t.tolist() == [[1.5, 2.0]]
+    assert backend_sdk.tensor([3], device=device).item() == 3
+    assert backend_sdk.tensor([True], device=device).item() is True
+    assert float(t[0, 0]) == 1.5 and int(backend_sdk.tensor(4, device=device)) == 4
     with pytest.raises(ValueError, match="a Tensor with 2 elements cannot be converted to Scalar"):
         t.item()
     with pytest.raises(RuntimeError, match="ambiguous"):
         bool(t)
     with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
-        len(backend_sdk.tensor(1.0))
+        len(backend_sdk.tensor(1.0, device=device))
 
 
 @pytest.mark.parametrize(
     "make, expected",
     [
-        (lambda: backend_sdk.tensor([1.0, 2.0]), "tensor([1., 2.])"),
-        (lambda: backend_sdk.tensor([1.5, -2.25]), "tensor([ 1.5000, -2.2500])"),
-        (lambda: backend_sdk.tensor([[1, 2], [3, 40]]), "tensor([[ 1,  2],\n        [ 3, 40]])"),
-        (lambda: backend_sdk.tensor([True, False]), "tensor([ True, False])"),
-        (lambda: backend_sdk.tensor([1, 2], dtype=backend_sdk.int32), "tensor([1, 2], dtype=backend_sdk.int32)"),
-        (lambda: backend_sdk.tensor(2.5), "tensor(2.5000)"),
-        (lambda: backend_sdk.zeros(0), "tensor([])"),
-        (lambda: backend_sdk.tensor([1.0], dtype=backend_sdk.float64), "tensor([1.], dtype=backend_sdk.float64)"),
+        (lambda d: backend_sdk.tensor([1.0, 2.0], device=d), "tensor([1., 2.]{})"),
+        (lambda d: backend_sdk.tensor([1.5, -2.25], device=d), "tensor([ 1.5000, -2.2500]{})"),
+        (lambda d: backend_sdk.tensor([[1, 2], [3, 40]], device=d), "tensor([[ 1,  2],\n        [ 3, 40]]{})"),
+        (lambda d: backend_sdk.tensor([True, False], device=d), "tensor([ True, False]{})"),
+        (lambda d: backend_sdk.tensor([1, 2], dtype=backend_sdk.int32, device=d),
+         "tensor([1, 2]{}, dtype=backend_sdk.int32)"),
+        (lambda d: backend_sdk.tensor(2.5, device=d), "tensor(2.5000{})"),
+        (lambda d: backend_sdk.zeros(0, device=d), "tensor([]{})"),
+        (lambda d: backend_sdk.tensor([1.0], dtype=backend_sdk.float64, device=d),
+         "tensor([1.]{}, dtype=backend_sdk.float64)"),
     ],
 )
-def test_repr_like_pytorch(make, expected):
-    assert repr(make()) == expected
+def test_repr_like_pytorch(device, make, expected):
+    x = make(device)
+    # PyTorch names a tensor's device unless it is the CPU, before its dtype.
+    assert repr(x) == expected.format("" if device == "cpu" else f", device='{x.device}'")
 
 
-def test_repr_summarises_large_tensors():
-    text = repr(backend_sdk.arange(5000))
-    assert text.startswith("tensor([   0,    1,    2,  ..., 4997, 4998, 4999])")
+def test_repr_summarises_large_tensors(device):
+    text = repr(backend_sdk.arange(5000, device=device))
+    assert text.startswith("tensor([   0,    1,    2,  ..., 4997, 4998, 4999]")
 
 
 def test_tensor_cannot_be_constructed_directly():

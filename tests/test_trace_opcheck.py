@@ -1,8 +1,6 @@
 """backend_sdk.trace (graphs of operator calls on fake tensors) and opcheck, with operators wrong in each way."""
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -11,13 +9,7 @@ from backend_sdk import Tensor
 from backend_sdk.library import Library, custom_op, opcheck
 from backend_sdk.testing import OpCheckError
 
-_counter = itertools.count()
 HAS_AUTOGRAD = hasattr(backend_sdk.Tensor, "requires_grad")
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"tr_ns_{next(_counter)}"
 
 
 def arr(*shape: int) -> Tensor:

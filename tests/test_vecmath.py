@@ -8,6 +8,8 @@ float32 and float64 (libmvec's documented bound, tighter than PyTorch's float32 
 about 11 ulp) and at most 1 ulp for float16 and bfloat16 (computed in float, rounded once); the composite
 activations (silu, gelu) whose formulas cancel are held to PyTorch's default tolerances instead.
 The layout does not change a result: contiguous, strided, transposed and out= runs agree bit for bit.
+CPU only: these are the CPU kernels' vector paths (a backend's transcendental functions are held to the
+OpInfo tolerances in tests/test_opinfo_numpy.py, on every test device).
 """
 from __future__ import annotations
 
