@@ -4,7 +4,9 @@
 // contract-backed kernels (ops/DeviceOps.h); the operators below run as
 // simulated kernels (Note [Simulated kernels], SimKernels.h); every other
 // operator reaches the SDK's CPU fallback, which warns once per operator.
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "SimKernels.h"
@@ -85,6 +87,38 @@ void index_kernel(sdk::OperatorKernel* kernel, const sdk::OperatorHandle& op, sd
   accel::simulated_kernel(kernel, op, keys, stack);
 }
 
+// Note [Host-side dtype checks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A device library checks a kernel's dtypes on the host when it launches
+// (CUDA's dispatch macros do), so an unsupported dtype raises at the call,
+// as PyTorch's, not as a kernel fault at the next synchronisation. accel's
+// matrix products run the CPU's kernels on the simulator, and those have no
+// bool version (a bool gemm raised on the worker): a bool tensor argument is
+// refused at launch with the CPU kernel's error type.
+constexpr const char* kNoBoolOperators[] = {"mm", "bmm", "addmm", "dot", "matmul"};
+
+void no_bool_kernel(sdk::OperatorKernel* kernel, const sdk::OperatorHandle& op, sdk::DispatchKeySet keys,
+                    sdk::Stack* stack) {
+  const sdk::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments.size(), base = stack->size() - n;
+  for (size_t i = 0; i < n; ++i) {
+    const sdk::IValue& v = (*stack)[base + i];
+    SDK_CHECK_TYPE(!(v.is_tensor() && v.to_tensor().defined() && v.to_tensor().dtype() == sdk::ScalarType::Bool),
+                   schema.name, schema.overload_name.empty() ? "" : ".", schema.overload_name,
+                   ": not implemented for 'Bool' on ", v.to_tensor().device().str());
+  }
+  accel::simulated_kernel(kernel, op, keys, stack);
+}
+
+sdk::CppFunction device_kernel(const char* name) {
+  const auto is = [name](const char* other) { return std::strcmp(name, other) == 0; };
+  if (is("index") || is("index_put")) return sdk::CppFunction::make_from_boxed(&index_kernel);
+  if (std::any_of(std::begin(kNoBoolOperators), std::end(kNoBoolOperators), is)) {
+    return sdk::CppFunction::make_from_boxed(&no_bool_kernel);
+  }
+  return sdk::CppFunction::make_from_boxed(&accel::simulated_kernel);
+}
+
 // Operators run on the device, with their in-place forms ("add" and "add_"):
 // every overload with a Meta kernel of its own (composite overloads keep
 // decomposing into these).
@@ -133,8 +167,7 @@ SDK_LIBRARY_IMPL(aten, PrivateUse1, m) {
       for (const std::string& overload : dispatcher.overload_names(qualified)) {
         const std::string full = overload.empty() ? qualified : qualified + "." + overload;
         if (!dispatcher.find_schema_or_throw(full).entry().has_kernel_for(sdk::DispatchKey::Meta)) continue;
-        const bool indexing = std::strcmp(name, "index") == 0 || std::strcmp(name, "index_put") == 0;
-        m.impl(full.substr(6), sdk::CppFunction::make_from_boxed(indexing ? &index_kernel : &accel::simulated_kernel));
+        m.impl(full.substr(6), device_kernel(name));
       }
     }
   }
