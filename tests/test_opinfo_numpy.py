@@ -180,18 +180,14 @@ def _unsupported() -> list:
     return out
 
 
-# A sample-backend bug outside the SDK, xfail(strict) so that a fix shows: pyaccel's numpy mm kernel
-# (samples/python_backend) computes a bool mm. (accel_sim refuses bool matrix products at launch: Note
-# [Host-side dtype checks] in its AccelKernels.cpp.)
-_PYACCEL_UNCHECKED_DTYPE = {"mm"}
+# The sample backends refuse bool matrix products at the call, as PyTorch's kernels: accel_sim at launch
+# (Note [Host-side dtype checks] in its AccelKernels.cpp), pyaccel in its numpy kernel.
 
 
 @pytest.mark.parametrize("op, dtype", _unsupported())
-def test_unsupported_dtype_raises(device: str, op: OpInfo, dtype: Any, request: Any) -> None:
+def test_unsupported_dtype_raises(device: str, op: OpInfo, dtype: Any) -> None:
     """A dtype outside op.dtypes is rejected with TypeError/ValueError naming the operator (on the
     first sample that has a tensor of that dtype) -- PyTorch rejects it too."""
-    if device == "pyaccel" and op.name in _PYACCEL_UNCHECKED_DTYPE:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="pyaccel's numpy kernel takes any dtype"))
     for sample in op.sample_inputs(device, dtype):
         if sample.input.numel() == 0 if isinstance(sample.input, backend_sdk.Tensor) else False:
             continue

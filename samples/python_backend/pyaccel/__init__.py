@@ -83,7 +83,16 @@ _add_k = _pd.numpy_kernel(_aten.add.Tensor, _add)
 _mul_k = _pd.numpy_kernel(_aten.mul.Tensor, lambda a, b: a * b)
 _neg_k = _pd.numpy_kernel(_aten.neg.default, lambda a: -a)
 _relu_k = _pd.numpy_kernel(_aten.relu.default, lambda a: np.maximum(a, 0))
-_mm_k = _pd.numpy_kernel(_aten.mm.default, lambda a, b: a @ b)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # numpy multiplies bool matrices; PyTorch's mm kernels have no bool version (TypeError at the call).
+    if a.dtype == np.bool_:
+        raise TypeError("mm: not implemented for 'Bool' on pyaccel")
+    return a @ b
+
+
+_mm_k = _pd.numpy_kernel(_aten.mm.default, _matmul)
 _sum_k = _pd.numpy_kernel(_aten.sum.default, lambda a, dtype=None: a.sum())
 
 #: Conformance checks known to fail, with the reason (the suite marks them xfail(strict=True)). None today.
