@@ -8,7 +8,7 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-from _helpers import SIM_BACKEND as B, run_threads
+B = "privateusethree"
 MiB = 1 << 20
 
 
@@ -158,34 +158,39 @@ def test_fast_bins_keep_stats_exact_and_reserve_nothing_extra():
     b.free()
     reserved = rt.memory_reserved(dev)
     c = rt.DeviceBuffer(1 << 20, s)  # a different size: carved from the same segment, no new reservation
-    c_ptr = c.ptr
     assert rt.memory_reserved(dev) == reserved
     c.free()
-    rt.empty_cache(B)  # bins are flushed: every segment without a live block is returned
-    # (A block an earlier test still holds keeps its segment: reserved == allocated only if nothing is.)
-    segments = [g for g in rt.memory_snapshot(B) if g["device"] == 0]
-    assert rt.memory_reserved(dev) == sum(g["total_size"] for g in segments)
-    assert all(any(b["state"] == "active_allocated" for b in g["blocks"]) for g in segments), segments
-    live = {b["address"] for g in segments for b in g["blocks"] if b["state"] == "active_allocated"}
-    assert ptr not in live and c_ptr not in live
+    rt.empty_cache(B)  # bins are flushed: every segment can be returned
+    assert rt.memory_reserved(dev) == rt.memory_allocated(dev)
 
 
 def test_concurrent_allocations_keep_stats_exact():
+    import threading
+
     dev = f"{B}:1"
     rt.reset_accumulated_memory_stats(dev)
     before = rt.memory_allocated(dev)
+    errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
-        s = rt.Stream(dev)
-        held = []
-        for i in range(2000):
-            held.append(rt.DeviceBuffer(512 * (1 + (i * 7 + seed) % 64), s))
-            if len(held) > 8:
-                held.pop(0).free()
-        for h in held:
-            h.free()
+        try:
+            s = rt.Stream(dev)
+            held = []
+            for i in range(2000):
+                held.append(rt.DeviceBuffer(512 * (1 + (i * 7 + seed) % 64), s))
+                if len(held) > 8:
+                    held.pop(0).free()
+            for h in held:
+                h.free()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
 
-    run_threads([lambda i=i: worker(i) for i in range(4)])
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
     st = rt.memory_stats(dev)
     assert rt.memory_allocated(dev) == before
     assert st["allocation.all.allocated"] == st["allocation.all.freed"] == 8000
