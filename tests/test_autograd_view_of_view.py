@@ -19,12 +19,18 @@ def leaf(a):
     return B.tensor(a, dtype=B.float64).requires_grad_()
 
 
-def test_the_briefs_case_names_and_gradients():
+def written_view_of_view():
+    """base = x.clone(); v = base[1:]; w = v[:2]; w.mul_(y): the in-place write into a view of a view."""
     x, y = leaf(X), leaf(Y)
     base = x.clone()
     v = base[1:]
     w = v[:2]
     w.mul_(y)
+    return x, y, base, v, w
+
+
+def test_the_briefs_case_names_and_gradients():
+    x, y, base, v, w = written_view_of_view()
     assert [base.grad_fn.name(), v.grad_fn.name(), w.grad_fn.name()] == [
         "backend_sdk::autograd::CopySlices", "AsStridedBackward0", "AsStridedBackward0"]  # PyTorch: torch::autograd::
     (base * B.tensor(W, dtype=B.float64)).sum().backward()
@@ -35,11 +41,7 @@ def test_the_briefs_case_names_and_gradients():
 
 
 def test_an_intermediate_view_used_after_the_write_sees_it():
-    x, y = leaf(X), leaf(Y)
-    base = x.clone()
-    v = base[1:]
-    w = v[:2]
-    w.mul_(y)
+    x, y, base, v, w = written_view_of_view()
     ((base * B.tensor(W, dtype=B.float64)).sum() + (v * 2).sum()).backward()
     expected = W + 2
     expected[0] = W[0]
