@@ -90,7 +90,12 @@ void event_unref(SimEvent* e) {
 // synchronize loop, a polling query) gains nothing from deferral and loses
 // the wake-up's overlap with its way to the wait (issue 4's round trip, 25 ->
 // 55 us loaded), so nothing is deferred within kDeferAfterWaitNs of the last
-// wait: deferral serves streams of launches nobody waits for. A timed wait
+// wait, counted from its start and from its end: deferral serves streams of
+// launches nobody waits for. (Counted from the start only, a loop whose
+// synchronize waits longer than kDeferAfterWaitNs, a training step of a
+// millisecond of kernels, had the launches of its next step deferred until its
+// next synchronize: the device idled while the host launched, 100-250 us a
+// step of issue 14's MLP.) A timed wait
 // that times out with nothing to run is followed by an untimed one, so an
 // idle simulator does not poll. An op nobody waits for may start
 // up to kDeferredWakeNs late; back-to-back launches on a quiet machine are
@@ -206,14 +211,14 @@ void SimDevice::enqueue(SimStream* s, Op op) {
   // (waking a sleeper for it would cost a futex call and find nothing to run).
   if (sleeping_ > 0 && spinning_ == 0 && !s->running) {
     // Note [Deferred wake-ups]: a worker in a timed wait comes for this op on its own.
-    if (timed_sleepers_ > 0 && now_ns() - last_wait_ns_ > kDeferAfterWaitNs && ++deferred_ < kDeferredBatch) return;
+    if (timed_sleepers_ > 0 && now_ns() - last_wait_ns_.load(std::memory_order_relaxed) > kDeferAfterWaitNs && ++deferred_ < kDeferredBatch) return;
     deferred_ = 0;
     work_cv_.notify_one();
   }
 }
 
 void SimDevice::flush_deferred_locked() {
-  last_wait_ns_ = now_ns();
+  last_wait_ns_.store(now_ns(), std::memory_order_relaxed);
   if (deferred_ > 0) {
     deferred_ = 0;
     work_cv_.notify_one();
@@ -226,6 +231,20 @@ bool SimDevice::stream_idle(SimStream* s) {
   return s->done.load(std::memory_order_acquire) >= s->enqueued;
 }
 
+// Note [Completion wake-ups]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Waiters for completion sleep on done_cv_. A worker notifies it after an op
+// only where the op may have ended a wait: the stream's `done` reached the
+// smallest target a synchronize_stream waiter registered (SimStream::wake_at,
+// reset when reached; a waiter still short of its target registers again), or
+// the stream went idle while a synchronize() waits (idle_waiters_). Event
+// records and waits consumed at a stream's head notify always (an event
+// waiter's target is its record). Every `done` increment and every check of a
+// waiter's condition is under mutex_, so no wake-up is lost. Before, every op
+// notified: a synchronize() over the 35 kernels of issue 14's MLP step woke the
+// host 30 times, each wake-up taking the mutex from the worker and, on a
+// loaded 2-core machine, the worker's core (52 voluntary switches of the host
+// and 47 involuntary ones of the worker per step).
 void SimDevice::synchronize_stream(SimStream* s) {
   uint64_t target;
   {
@@ -239,21 +258,28 @@ void SimDevice::synchronize_stream(SimStream* s) {
   while (s->done.load(std::memory_order_acquire) < target) {
     if (now_ns() > deadline) {
       std::unique_lock<std::mutex> lock(mutex_);
-      done_cv_.wait(lock, [&] { return s->done.load(std::memory_order_acquire) >= target; });
-      return;
+      while (s->done.load(std::memory_order_acquire) < target) {
+        s->wake_at = std::min(s->wake_at, target);  // Note [Completion wake-ups]
+        done_cv_.wait(lock);
+      }
+      break;
     }
     sched_yield();
   }
+  last_wait_ns_.store(now_ns(), std::memory_order_relaxed);  // Note [Deferred wake-ups]: from the wait's end
 }
 
 void SimDevice::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
   flush_deferred_locked();
+  ++idle_waiters_;  // Note [Completion wake-ups]
   done_cv_.wait(lock, [&] {
     for (SimStream* s : streams_)
       if (!s->queue.empty() || s->running) return false;
     return true;
   });
+  --idle_waiters_;
+  last_wait_ns_.store(now_ns(), std::memory_order_relaxed);  // Note [Deferred wake-ups]: from the wait's end
 }
 
 void SimDevice::wait_event(SimEvent* e, uint64_t gen, bool blocking) {
@@ -266,9 +292,11 @@ void SimDevice::wait_event(SimEvent* e, uint64_t gen, bool blocking) {
     int64_t deadline = now_ns() + 20000;
     while (e->completed.load(std::memory_order_acquire) < gen && now_ns() < deadline) sched_yield();
   }
-  if (e->completed.load(std::memory_order_acquire) >= gen) return;
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [&] { return e->completed.load(std::memory_order_acquire) >= gen; });
+  if (e->completed.load(std::memory_order_acquire) < gen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, [&] { return e->completed.load(std::memory_order_acquire) >= gen; });
+  }
+  last_wait_ns_.store(now_ns(), std::memory_order_relaxed);  // Note [Deferred wake-ups]: from the wait's end
 }
 
 void SimDevice::set_lost() {
@@ -470,12 +498,15 @@ void SimDevice::worker_loop(bool spins) {
     run(s, op);
     lock.lock();
     s->running = false;
-    s->done.fetch_add(1, std::memory_order_release);
+    const uint64_t done = s->done.fetch_add(1, std::memory_order_release) + 1;
+    // Note [Completion wake-ups]: only a waiter whose wait this op may have ended.
+    const bool wake = done >= s->wake_at || (idle_waiters_ > 0 && s->queue.empty());
+    if (done >= s->wake_at) s->wake_at = UINT64_MAX;
     if (s->destroyed && s->queue.empty()) {
       streams_.erase(std::find(streams_.begin(), streams_.end(), s));
       delete s;
     }
-    done_cv_.notify_all();
+    if (wake) done_cv_.notify_all();
   }
 }
 

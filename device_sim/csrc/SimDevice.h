@@ -153,6 +153,9 @@ struct SimStream {
   bool destroyed = false;
   uint64_t enqueued = 0;
   std::atomic<uint64_t> done{0};
+  // Under the device mutex: the smallest `done` a synchronize_stream waiter sleeps for (UINT64_MAX:
+  // none); Note [Completion wake-ups].
+  uint64_t wake_at = UINT64_MAX;
   uint32_t serial = 0;      // 1, 2, ... per device: the trace's tid
   SimGraph* capture = nullptr;  // guarded by the device mutex: Note [Simulated graphs]
   SimStream(int d, int p) : device(d), priority(p) {}
@@ -221,7 +224,10 @@ class SimDevice {
   int64_t spin_backoff_until_ = 0;          // under mutex_: no spinning before this time (Note [Worker spin])
   int timed_sleepers_ = 0;                  // under mutex_: workers in a timed wait (Note [Deferred wake-ups])
   int deferred_ = 0;                        // under mutex_: ops enqueued without a wake-up since the last one
-  int64_t last_wait_ns_ = 0;                // under mutex_: the last wait for completion (Note [Deferred wake-ups])
+  // The start or end of the last wait for completion (Note [Deferred wake-ups]); atomic so that a wait
+  // that ends spinning can stamp it without the lock.
+  std::atomic<int64_t> last_wait_ns_{0};
+  int idle_waiters_ = 0;                    // under mutex_: threads in synchronize() (Note [Completion wake-ups])
   void flush_deferred_locked();             // wakes a worker for deferred ops (Note [Deferred wake-ups])
   std::atomic<uint64_t> enqueued_total_{0};  // every op ever queued, for the spinning worker
   std::vector<std::thread> workers_;
