@@ -27,8 +27,12 @@
 // Note [Deterministic accumulation]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // index_put_(accumulate=True), scatter_add and scatter's reduce= sum or
-// multiply into the same element when indices repeat. Those loops run on one
-// thread in index order, so results are reproducible bit for bit; the
+// multiply into the same element when indices repeat. Those loops add in index
+// order, so results are reproducible bit for bit whatever the thread count:
+// scatter's run on one thread; index_put_'s, into a contiguous self (whose
+// elements each have one position in the post dims), is split over threads by
+// post-dim position, so each element is still summed by one thread in index
+// order (index_select's backward, hence embedding's, runs there). The
 // overwriting forms (gather, index, index_select) run in parallel.
 #include <algorithm>
 #include <cmath>
@@ -454,6 +458,26 @@ Tensor index_out_kernel(const Tensor& self, OptionalTensorList indices, const Te
   return write_out(op, out, index_impl(op, self, indices));
 }
 
+// d[q] += s[q * vstep] for q in [q0, q1), vstep 1 (dense values) or 0 (one
+// value broadcast along the run, e.g. the gradient of a sum), when T adds
+// exactly as add_elem does: a float or double sum rounded from a wider one is
+// the plain sum, so the loop vectorises; false for other types (add_elem's
+// loop then runs).
+template <typename T>
+bool add_dense_run(T* d, const T* s, int64_t vstep, int64_t q0, int64_t q1) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (vstep == 0) {
+      const T v = *s;
+      for (int64_t q = q0; q < q1; ++q) d[q] += v;
+    } else {
+      for (int64_t q = q0; q < q1; ++q) d[q] += s[q];
+    }
+    return true;
+  } else {
+    return false;
+  }
+}
+
 Tensor index_put_impl(const char* op, const Tensor& self, OptionalTensorList indices, const Tensor& values,
                       bool accumulate) {
   SDK_CHECK_TYPE(values.dtype() == self.dtype(), op, ": Index put requires the source and destination dtypes match, "
@@ -506,15 +530,28 @@ Tensor index_put_impl(const char* op, const Tensor& self, OptionalTensorList ind
       });
     } else {
       // See Note [Deterministic accumulation].
+      // The post dims one dense block of self, and of the values or one value broadcast over it.
+      const int64_t vstep = npost > 1 && vpost[1] == 0 ? 0 : 1;
+      bool dense_post = p.post_contiguous;
+      for (int64_t q = 0; dense_post && q < npost; ++q) dense_post = vpost[static_cast<size_t>(q)] == q * vstep;
       SDK_DISPATCH_ALL_TYPES(self.dtype(), op, [&] {
         scalar_t* dst = static_cast<scalar_t*>(p.src.data_ptr());
         const scalar_t* v = static_cast<const scalar_t*>(values.data_ptr());
-        for (int64_t pi = 0; pi < npre; ++pi) {
-          for (int64_t bi = 0; bi < nb; ++bi) {
-            scalar_t* d = dst + p.pre_off[pi] + p.b_off[bi];
-            const scalar_t* s = v + vpre[pi] + vb_off[bi];
-            for (int64_t q = 0; q < npost; ++q) d[p.post_off[q]] = add_elem(d[p.post_off[q]], s[vpost[q]]);
+        // Post elements [q0, q1) of every (pre, B) row, rows in index order.
+        auto columns = [&](int64_t q0, int64_t q1) {
+          for (int64_t pi = 0; pi < npre; ++pi) {
+            for (int64_t bi = 0; bi < nb; ++bi) {
+              scalar_t* d = dst + p.pre_off[pi] + p.b_off[bi];
+              const scalar_t* s = v + vpre[pi] + vb_off[bi];
+              if (dense_post && add_dense_run(d, s, vstep, q0, q1)) continue;
+              for (int64_t q = q0; q < q1; ++q) d[p.post_off[q]] = add_elem(d[p.post_off[q]], s[vpost[q]]);
+            }
           }
+        };
+        if (p.src.is_contiguous()) {
+          parallel_for(0, npost, std::max<int64_t>(1, kParallelGrain / (npre * nb)), columns);
+        } else {
+          columns(0, npost);
         }
       });
     }

@@ -29,11 +29,13 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/dispatch/LocalDispatchKeySet.h>
 #include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/ops/detail/CompositeOps.h>
+#include <backend_sdk/ops/Parallel.h>
 
 namespace sdk::ops {
 namespace {
@@ -66,6 +68,37 @@ Tensor embedding_impl(const Tensor& weight, const Tensor& indices, int64_t paddi
   return view(rows, sizes);
 }
 
+// Note [Deterministic embedding backward]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The gradient (num_weights x d) is split over threads by *destination* rows:
+// a thread zeroes its block of rows, then scans every index in order and adds
+// the gradient rows whose index falls in its block. Each weight row thus sums
+// its contributions in index order whatever the thread count or the blocks,
+// so the result is bit-identical to the serial loop's (PyTorch's CPU kernel is
+// deterministic too), and the zero-fill, most of the work for a large
+// vocabulary, is spread over the threads. Indices are checked first, so a bad
+// one raises before anything is written.
+template <typename U>
+void embedding_backward_rows(const U* pg, const int64_t* pi, int64_t n, int64_t d, int64_t num_weights,
+                             int64_t padding_idx, const std::vector<int64_t>& counts, U* po) {
+  const int64_t grain_rows = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(d, 1));
+  parallel_for(0, num_weights, grain_rows, [&](int64_t r0, int64_t r1) {
+    std::fill(po + r0 * d, po + r1 * d, U(0));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t r = pi[i];
+      if (r < r0 || r >= r1 || r == padding_idx) continue;
+      U* dst = po + r * d;
+      const U* src = pg + i * d;
+      if (counts.empty()) {
+        for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
+      } else {
+        const U scale = U(1) / static_cast<U>(counts[static_cast<size_t>(r)]);
+        for (int64_t j = 0; j < d; ++j) dst[j] += src[j] * scale;
+      }
+    }
+  });
+}
+
 template <bool kCpu>
 Tensor embedding_dense_backward_kernel(const Tensor& grad_output, const Tensor& indices, int64_t num_weights,
                                        int64_t padding_idx, bool scale_grad_by_freq) {
@@ -80,6 +113,9 @@ Tensor embedding_dense_backward_kernel(const Tensor& grad_output, const Tensor& 
     Tensor g = dense(grad_output, ct), idx = dense(indices, ScalarType::Int64);
     Tensor out = make_tensor({num_weights, d}, ct, grad_output.device());
     const int64_t* pi = idx.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      SDK_CHECK_INDEX(pi[i] >= 0 && pi[i] < num_weights, "index out of range in self");
+    }
     std::vector<int64_t> counts;
     if (scale_grad_by_freq) {
       counts.assign(static_cast<size_t>(num_weights), 0);
@@ -87,16 +123,7 @@ Tensor embedding_dense_backward_kernel(const Tensor& grad_output, const Tensor& 
     }
     floating_dispatch(ct, "embedding_dense_backward", [&](auto tag) {
       using U = decltype(tag);
-      const U* pg = g.data_ptr<U>();
-      U* po = out.data_ptr<U>();
-      std::fill(po, po + num_weights * d, U(0));
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t r = pi[i];
-        SDK_CHECK_INDEX(r >= 0 && r < num_weights, "index out of range in self");
-        if (r == padding_idx) continue;
-        const U scale = scale_grad_by_freq ? U(1) / static_cast<U>(counts[static_cast<size_t>(r)]) : U(1);
-        for (int64_t j = 0; j < d; ++j) po[r * d + j] += pg[i * d + j] * scale;
-      }
+      embedding_backward_rows<U>(g.data_ptr<U>(), pi, n, d, num_weights, padding_idx, counts, out.data_ptr<U>());
     });
     return as_dtype(out, grad_output.dtype());
   }

@@ -21,7 +21,10 @@
 #include <string_view>
 
 #include <backend_sdk/dispatch/Library.h>
+#include <backend_sdk/dispatch/LocalDispatchKeySet.h>
+#include <backend_sdk/ops/detail/Autograd.h>
 #include <backend_sdk/ops/detail/CompositeOps.h>
+#include <backend_sdk/ops/detail/ElementwiseLoops.h>
 
 namespace sdk::ops {
 namespace {
@@ -81,10 +84,96 @@ void check_addcdiv(const Tensor& t1, const Tensor& t2) {
             "(input + value * tensor1 / tensor2), for all dtypes.");
 }
 
+// Note [Fused pointwise fast paths]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// addcmul, addcdiv and lerp stay CompositeImplicitAutograd (autograd records
+// the operators they call, every backend runs them), but a call autograd does
+// not take part in (grad mode off, as in an optimizer step, or no argument
+// requiring grad) on CPU float32/float64 tensors of one dtype and self's shape
+// runs one fused loop through a TensorIterator (any strides, threads) instead
+// of two or three operators and their temporaries. The loop rounds where the
+// composite rounds, in the dtype, in the composite's order:
+//   addcmul: self + value * (t1 * t2)     (mul, then add's alpha)
+//   addcdiv: self + value * (t1 / t2)     (div, then add's alpha)
+//   lerp:    self + weight * (end - self) (sub, mul by the Scalar, add)
+// and the library is compiled without FMA contraction (CMakeLists.txt), so the
+// results are bit-identical to the composite's, and to those of a backend that
+// runs the composite (accel). Anything else (broadcasting, mixed dtypes,
+// half/bfloat16, integers, other devices, fake/Python/batched tensors) takes
+// the composite, so values, errors and autograd are unchanged there.
+// A plain CPU float32/float64 tensor with other's dtype and shape.
+bool plain_cpu_like(const Tensor& t, const Tensor& like) {
+  const DispatchKeySet special = DispatchKeySet(DispatchKey::Fake) | DispatchKeySet(DispatchKey::Python) |
+                                 DispatchKeySet(DispatchKey::FuncTorchBatched);
+  return t.is_cpu() && t.dtype() == like.dtype() && t.sizes().equals(like.sizes()) &&
+         !t.impl()->key_set().has_any(special) && (t.numel() == 0 || t.data_ptr() != nullptr);
+}
+
+// Note [Fused pointwise fast paths]: self and others qualify, and autograd has nothing to record.
+bool fused_eligible(const Tensor& self, std::initializer_list<const Tensor*> others) {
+  if (self.dtype() != ScalarType::Float32 && self.dtype() != ScalarType::Float64) return false;
+  if (!plain_cpu_like(self, self)) return false;
+  for (const Tensor* o : others) {
+    if (!plain_cpu_like(*o, self)) return false;
+  }
+  if (tls_local_dispatch_key_set().excluded.has(DispatchKey::AutogradFunctionality)) return true;
+  if (autograd::requires_grad(self)) return false;
+  for (const Tensor* o : others) {
+    if (autograd::requires_grad(*o)) return false;
+  }
+  return true;
+}
+
+// self (in place, output 0) and inputs self, t1[, t2]: the iterator checks
+// overlap and computes the loop geometry; the kernel bumps self's version.
+template <bool kDiv>
+void fused_addc(const char* op, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  TensorIterator iter(op);
+  iter.add_output(self).resize_outputs(false).output_name("self");
+  iter.add_input(self).add_input(t1).add_input(t2);
+  iter.build();
+  check_alpha(iter, value);
+  cpu::dispatch_floating(iter, op, [&](auto tag) {
+    using V = typename decltype(tag)::type;
+    const V v = value.to<V>();
+    cpu::ternary_loop<V, V, V, V>(iter, [v](V a, V b, V c) {
+      const V t = kDiv ? b / c : b * c;
+      return a + v * t;
+    });
+  });
+  self.impl()->bump_version();
+}
+
+template <bool kDiv>
+bool try_fused_addc(const char* op, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  if (value.is_boolean() || !fused_eligible(self, {&t1, &t2})) return false;
+  fused_addc<kDiv>(op, self, t1, t2, value);
+  return true;
+}
+
+bool try_fused_lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
+  if (weight.is_boolean() || !fused_eligible(self, {&end})) return false;
+  TensorIterator iter("lerp_.Scalar");
+  iter.add_output(self).resize_outputs(false).output_name("self");
+  iter.add_input(self).add_input(end);
+  iter.build();
+  cpu::dispatch_floating(iter, "lerp_.Scalar", [&](auto tag) {
+    using V = typename decltype(tag)::type;
+    const V w = weight.to<V>();
+    cpu::binary_loop<V, V>(iter, [w](V a, V b) {
+      const V d = b - a;
+      return a + w * d;
+    });
+  });
+  self.impl()->bump_version();
+  return true;
+}
+
 Tensor addcmul_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   return add(self, mul(t1, t2), value);
 }
 Tensor addcmul_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  if (try_fused_addc<false>("addcmul_", self, t1, t2, value)) return self;
   return add_(self, mul(t1, t2), value);
 }
 Tensor addcdiv_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
@@ -93,6 +182,7 @@ Tensor addcdiv_impl(const Tensor& self, const Tensor& t1, const Tensor& t2, cons
 }
 Tensor addcdiv_inplace(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcdiv(t1, t2);
+  if (try_fused_addc<true>("addcdiv_", self, t1, t2, value)) return self;
   return add_(self, div(t1, t2), value);
 }
 
@@ -117,6 +207,7 @@ Tensor lerp_tensor(const Tensor& self, const Tensor& end, const Tensor& weight) 
 }
 Tensor lerp_scalar_inplace(const Tensor& self, const Tensor& end, const Scalar& weight) {
   check_lerp(self, end, nullptr);
+  if (try_fused_lerp(self, end, weight)) return self;
   return add_(self, mul(sub(end, self), weight));
 }
 Tensor lerp_tensor_inplace(const Tensor& self, const Tensor& end, const Tensor& weight) {
