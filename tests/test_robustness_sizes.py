@@ -44,17 +44,6 @@ def _synchronize(device: str) -> None:
         module.synchronize()
 
 
-# pyaccel serves mm and index through the CPU fallback, which copies an expanded input densely to the CPU (as
-# PyTorch's cpu_fallback does): the overflow is then the copy's, or the copy runs out of memory.
-_DENSE_FALLBACK_COPY = "pyaccel: the CPU fallback copies expanded inputs densely"
-
-
-def xfail_on(request, dev: str, device: str, reason: str) -> None:
-    """xfail(strict=True) for the ``dev`` parametrization ``device`` only."""
-    if dev == device:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
 def raises_runtime(match: str):
     """PyTorch raises these with TORCH_CHECK: a RuntimeError (and not our ValueError)."""
     return pytest.raises(RuntimeError, match=match)
@@ -199,8 +188,7 @@ def test_as_strided_overflow(dev):
         x.as_strided([2], [1], INT64_MAX)
 
 
-def test_matmul_output_overflow(dev, request):
-    xfail_on(request, dev, "pyaccel", _DENSE_FALLBACK_COPY)
+def test_matmul_output_overflow(dev):
     with raises_runtime(NUMEL_OVERFLOW):
         sdk.matmul(big(2**32, 1, device=dev), big(1, 2**32, device=dev))
     # 3-D @ 2-D folds the batch into one mm (as PyTorch's matmul): the (2**62, 4) result's bytes overflow
@@ -210,15 +198,13 @@ def test_matmul_output_overflow(dev, request):
         sdk.bmm(big(2**31, 2**31, 1, device=dev), big(2**31, 1, 2, device=dev))
 
 
-def test_index_output_overflow(dev, request):
-    xfail_on(request, dev, "pyaccel", _DENSE_FALLBACK_COPY)
+def test_index_output_overflow(dev):
     x = big(2**61, 2, device=dev)
     with raises_runtime(r"index\.Tensor: " + NUMEL_OVERFLOW + r" with sizes=\[2305843009213693952, 4\]"):
         x[:, sdk.zeros(4, dtype=sdk.int64, device=dev)]
 
 
-def test_index_without_elements_builds_no_tables(dev, request):
-    xfail_on(request, dev, "pyaccel", _DENSE_FALLBACK_COPY)
+def test_index_without_elements_builds_no_tables(dev):
     # Was std::bad_alloc (MemoryError) on cpu: one offset per position of the 2**40 leading dim.
     x = big(2**40, 1, device=dev)
     empty_index = sdk.zeros(0, dtype=sdk.int64, device=dev)

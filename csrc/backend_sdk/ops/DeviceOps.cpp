@@ -283,7 +283,9 @@ struct Moved {
 //    argument's geometry, so the CPU kernel sees the same aliasing (an
 //    expanded `self` of an in-place op is refused as on the CPU) and the
 //    write-back copies the storage back; only an out= argument the kernel
-//    resized is written back element by element.
+//    resized is written back element by element. A read-only argument with
+//    fewer storage elements than elements (expanded) is copied the same way,
+//    so the CPU kernel sees its geometry and reports its sizes' overflow.
 //  - generators: a `Generator?` argument (None: the device's default
 //    generator) is replaced by a CPU generator holding the device
 //    generator's state, and the state the CPU kernel leaves is stored back;
@@ -340,7 +342,7 @@ class CpuFallback {
 
   // A mutated argument's whole storage on the host, viewed with its geometry
   // (Note [CPU fallback: devices, overlap and generators], overlap).
-  Tensor host_copy_of_storage(const Tensor& t) {
+  static Moved host_copy_of_storage(const Tensor& t) {
     const int64_t itemsize = static_cast<int64_t>(t.itemsize());
     const int64_t elems = static_cast<int64_t>(t.storage()->nbytes()) / itemsize;
     Tensor device_bytes = from_blob(t.storage()->data(), static_cast<size_t>(elems * itemsize), {elems}, {1}, 0,
@@ -348,14 +350,24 @@ class CpuFallback {
     Tensor host_bytes = make_tensor({elems}, t.dtype(), Device(DeviceType::CPU));
     if (elems > 0) ops::copy_(host_bytes, device_bytes);
     Tensor host = ops::as_strided(host_bytes, t.sizes(), t.strides(), t.storage_offset());
-    mutated_.push_back({t, host, device_bytes, host_bytes});
-    return host;
+    return {t, host, device_bytes, host_bytes};
+  }
+
+  // Note [CPU fallback: devices, overlap and generators], overlap: an input
+  // whose elements overlap (an expanded tensor) is copied as its storage, so
+  // a (2**40, 1) view of one element costs one element on the host, not 4 TiB.
+  static bool storage_smaller_than_elements(const Tensor& t) {
+    return static_cast<int64_t>(t.storage()->nbytes() / t.itemsize()) < t.numel();
   }
 
   Tensor host_copy(const Tensor& t, size_t arg) {
     if (!on_device(t)) return t;
     if (!device_) device_ = t.device();
-    if (schema_.is_mutable_arg(arg)) return host_copy_of_storage(t);
+    if (schema_.is_mutable_arg(arg)) {
+      mutated_.push_back(host_copy_of_storage(t));
+      return mutated_.back().host;
+    }
+    if (storage_smaller_than_elements(t)) return host_copy_of_storage(t).host;
     return to_cpu(t);
   }
 
