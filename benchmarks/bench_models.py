@@ -4,6 +4,7 @@
     PYTHONPATH=.:samples/accel_sim:/tmp/tv/lib/python3.11/site-packages python benchmarks/bench_models.py
     ... bench_models.py --threads 1      # one configuration only (the default runs 1 and default threads)
     ... bench_models.py --quick          # fewer repetitions
+    ... bench_models.py --only AdamW,embedding   # rows whose names start so (any case)
     ... bench_models.py --steps 100      # also train the GPT 100 steps on cpu and accel (losses, agreement)
     ... bench_models.py --repeat 7       # more rounds per row (the best is kept): for a loaded machine
 
@@ -174,7 +175,7 @@ def numpy_reference(name: str):
     return None
 
 
-def table(threads: int, quick: bool, rounds: int = 0) -> None:
+def table(threads: int, quick: bool, rounds: int = 0, only: str = "") -> None:
     if threads:
         os.environ["SDK_NUM_THREADS"] = str(threads)
         os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
@@ -199,8 +200,14 @@ def table(threads: int, quick: bool, rounds: int = 0) -> None:
     print(f"\n== {label}; reference {ref_name}" + (f" {torch.__version__}" if torch else "")
           + f"; 1-min load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     print(f"{'row':<40}{'sdk ms':>10}{ref_name + ' ms':>12}{'ratio':>8}{'target':>8}  load")
-    rows = fwd_bwd_cases(sdk, torch) + [adamw_case(sdk, torch)] + gpt_cases(sdk, torch, with_accel)
+    prefixes = tuple(p.strip().lower() for p in only.split(",") if p.strip())
+    wanted = lambda name: not prefixes or name.lower().startswith(prefixes)  # noqa: E731
+    rows = fwd_bwd_cases(sdk, torch) + [adamw_case(sdk, torch)]
+    if wanted("nanogpt"):  # building the GPTs takes seconds: only when their rows run
+        rows += gpt_cases(sdk, torch, with_accel)
     for name, ours, ref, target in rows:
+        if not wanted(name):
+            continue
         if ref is None and torch is None:
             ref = numpy_reference(name)
         n = 1 if name.startswith(("nanoGPT", "conv2d", "AdamW")) else number
@@ -237,14 +244,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--steps", type=int, default=0, help="also train the models this many steps (e.g. 100)")
     parser.add_argument("--repeat", type=int, default=0, help="rounds per row, the best kept (default 3; 2 quick)")
+    parser.add_argument("--only", default="", help="comma-separated row-name prefixes, any case (e.g. AdamW,embedding)")
     args = parser.parse_args()
     if args.threads is not None:
-        table(args.threads, args.quick, args.repeat)
+        table(args.threads, args.quick, args.repeat, args.only)
     else:
         # Thread counts are read when the thread pools start: each configuration in a fresh process.
         for threads in (1, 0):
             cmd = [sys.executable, __file__, "--threads", str(threads)] + (["--quick"] if args.quick else []) + \
-                (["--repeat", str(args.repeat)] if args.repeat else [])
+                (["--repeat", str(args.repeat)] if args.repeat else []) + (["--only", args.only] if args.only else [])
             subprocess.run(cmd, check=False)
     if args.steps:
         train_100(args.steps)
