@@ -78,13 +78,45 @@ def test_statistics_outputs_do_not_require_grad_as_in_pytorch():
     assert loss.requires_grad and not total.requires_grad
 
 
-def test_statistics_passed_as_inputs_that_require_grad_are_not_implemented():
-    go, x = rand(3, 5), rand(3, 5)
+def test_statistics_that_require_grad_raise_only_when_their_gradient_is_asked_for():
+    """derivatives.yaml's not_implemented for mean/rstd is evaluated only for a needed gradient (PyTorch's
+    task_should_compute_output): grad with respect to x and w alone works, and equals the gradient of the same
+    graph whose statistics do not require grad; asking for mean's or rstd's gradient raises PyTorch's error."""
+    go, x, w = rand(3, 5), rand(3, 5), rand(5)
+    weights = B.tensor(rng.uniform(-1, 1, size=(3, 5)))
     with B.no_grad():
-        _, mean, rstd = ops.native_layer_norm(x, [5], None, None, 1e-5)
-    gi = ops.native_layer_norm_backward(go, x, [5], mean.requires_grad_(), rstd, None, None, [True, False, False])[0]
-    with pytest.raises(NotImplementedError, match=r"the derivative for 'native_layer_norm_backward mean' is not"):
-        B.autograd.grad(gi.sum(), [x])
+        _, mean, rstd = ops.native_layer_norm(x, [5], w, None, 1e-5)
+
+    def loss_of(m, r):
+        return (ops.native_layer_norm_backward(go, x, [5], m, r, w, None, [True, True, False])[0] * weights).sum()
+
+    loss = loss_of(mean.clone().requires_grad_(), rstd.clone().requires_grad_())
+    assert loss.grad_fn.next_functions[0][0].next_functions[0][0].name() == "NativeLayerNormBackwardBackward0"
+    got = B.autograd.grad(loss, [x, w], retain_graph=True)
+    want = B.autograd.grad(loss_of(mean, rstd), [x, w])
+    for g, r in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12, atol=1e-14)
+    assert float(got[0].abs().sum()) > 0
+    for inputs, name in ((lambda m, r: [m], "mean"), (lambda m, r: [x, r], "rstd")):
+        m, r = mean.clone().requires_grad_(), rstd.clone().requires_grad_()
+        with pytest.raises(NotImplementedError,
+                           match=rf"^the derivative for 'native_layer_norm_backward {name}' is not implemented\.$"):
+            B.autograd.grad(loss_of(m, r), inputs(m, r))
+    with pytest.raises(NotImplementedError, match="native_layer_norm_backward mean"):
+        loss.backward()  # every input's gradient is needed
+
+
+def test_batch_norm_statistics_raise_only_when_asked_for():
+    go, x, w = rand(3, 2, 4), rand(3, 2, 4), rand(2)
+    with B.no_grad():
+        _, save_mean, save_invstd = ops.native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5)
+    sm, si = save_mean.clone().requires_grad_(), save_invstd.clone().requires_grad_()
+    gi = ops.native_batch_norm_backward(go, x, w, None, None, sm, si, True, 1e-5, [True, True, True])[0]
+    loss = (gi * B.tensor(rng.uniform(-1, 1, size=(3, 2, 4)))).sum()
+    (gx,) = B.autograd.grad(loss, [x], retain_graph=True)
+    assert gx.shape == (3, 2, 4) and float(gx.abs().sum()) > 0
+    with pytest.raises(NotImplementedError, match=r"'native_batch_norm_backward save_invstd' is not implemented"):
+        B.autograd.grad(loss, [si])
 
 
 def test_running_statistics_that_require_grad_are_refused():
@@ -150,3 +182,16 @@ def test_third_order_of_convolution():
     (gx,) = B.autograd.grad((f(x, w) ** 3).sum(), x, create_graph=True)
     assert gradgradcheck(lambda x, w: B.autograd.grad((f(x, w) ** 3).sum(), x, create_graph=True)[0], (x, w))
     assert gx.requires_grad
+
+
+def test_group_norm_records_its_own_node_and_second_order_sees_the_statistics():
+    """native_group_norm has a formula (NativeGroupNormBackward0, as PyTorch's); under create_graph the statistics
+    are recomputed from the input by recorded operators, so gradgradcheck holds (saved, untracked statistics would
+    drop their dependence on the input and give a wrong second order)."""
+    x, w, b = rand(2, 4, 3), rand(4), rand(4)
+    y = B.nn.functional.group_norm(x, 2, w, b)
+    assert y.grad_fn.name() == "NativeGroupNormBackward0"
+    assert gradgradcheck(lambda x_, w_: B.nn.functional.group_norm(x_, 2, w_, b), (x, w))
+    empty = rand(0, 4, 3)
+    (g,) = B.autograd.grad(B.nn.functional.group_norm(empty, 2, w).sum(), [empty], create_graph=True)
+    assert g.shape == (0, 4, 3)

@@ -910,6 +910,27 @@ def native_layer_norm(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     return wrap_all(op(v, *args[1:], **kwargs), 0, level)
 
 
+def native_group_norm(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
+    """A batched input folds the vmap dim into N (N * B samples, statistics per sample and group); a batched
+    weight or bias is applied elementwise after the unaffine normalisation, over the channel dim."""
+    x, weight, bias, n, c, hxw, group, eps = args[:8]
+    if any(t is not None and unwrap(t, level)[1] is not None for t in (weight, bias)):
+        out, mean, rstd = op(x, None, None, n, c, hxw, group, eps)
+        per_channel = [c] + [1] * (x.dim() - 2)
+        if weight is not None:
+            out = out * weight.reshape(per_channel)
+        if bias is not None:
+            out = out + bias.reshape(per_channel)
+        return out, mean, rstd
+    v, batched = front(x, level)
+    if not batched:
+        return NotImplemented
+    b = v.shape[0]
+    out, mean, rstd = op(v.reshape([b * n] + list(v.shape[2:])), weight, bias, b * n, c, hxw, group, eps)
+    return (_make_batched(out.reshape(list(v.shape)), 0, level), _make_batched(mean.reshape([b, n, group]), 0, level),
+            _make_batched(rstd.reshape([b, n, group]), 0, level))
+
+
 def conv(op: Any, level: int, args: tuple, kwargs: dict) -> Any:
     """conv1d/conv2d with a batched input and unbatched weight/bias: the vmap dim folds into the conv batch."""
     x = args[0]
@@ -1020,7 +1041,7 @@ _RULES: dict[str, Callable] = {
     "aten::scatter_.src": gather_scatter, "aten::scatter_.value": gather_scatter, "aten::scatter_add_": gather_scatter,
     "aten::index.Tensor": index, "aten::index_put": index_put, "aten::index_put_": index_put,
     "aten::_local_scalar_dense": local_scalar, "aten::resize_": resize_, "aten::is_floating_point": is_floating_point,
-    "aten::mse_loss": mse_loss, "aten::native_layer_norm": native_layer_norm, "aten::masked_fill.Tensor": masked_fill, "aten::masked_fill_.Tensor": masked_fill,
+    "aten::mse_loss": mse_loss, "aten::native_layer_norm": native_layer_norm, "aten::native_group_norm": native_group_norm, "aten::masked_fill.Tensor": masked_fill, "aten::masked_fill_.Tensor": masked_fill,
     **{f"aten::{n}": index_dim_op for n in ("index_add", "index_add_", "index_copy", "index_copy_",
                                             "index_fill.int_Scalar", "index_fill.int_Tensor",
                                             "index_fill_.int_Scalar", "index_fill_.int_Tensor")},

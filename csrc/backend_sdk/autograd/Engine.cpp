@@ -28,6 +28,22 @@ struct GradModeGuard {
   bool prev;
 };
 
+// The running backward's `needed` map (with capture only; Note [Autograd engine]), for task_needs_edge.
+thread_local const std::unordered_map<Node*, bool>* t_needed = nullptr;
+
+// Installs a backward's `needed` map for the nodes it runs; a nested backward (a node's apply may run one)
+// installs its own and restores the outer one.
+class NeededScope {
+ public:
+  explicit NeededScope(const std::unordered_map<Node*, bool>* needed) : saved_(t_needed) { t_needed = needed; }
+  ~NeededScope() { t_needed = saved_; }
+  NeededScope(const NeededScope&) = delete;
+  NeededScope& operator=(const NeededScope&) = delete;
+
+ private:
+  const std::unordered_map<Node*, bool>* saved_;
+};
+
 bool has_py_state(const Node& n) { return n.py_state != nullptr || n.is_python(); }
 
 std::string shape_str(IntArrayRef s) {
@@ -247,6 +263,7 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
     variable_list outs;
     if (run && any) {
       variable_list in = buf;
+      NeededScope needed_scope(capture.empty() ? nullptr : &needed);
       outs = node->apply(std::move(in));
       if (py) hooks->post(*node, outs, buf);
       SDK_CHECK(outs.size() == edges.size(), "Function ", node->name(), " returned an incorrect number of gradients "
@@ -276,6 +293,13 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
     }
   }
   return captured;
+}
+
+bool task_needs_edge(const Edge& e) {
+  if (!e.is_valid()) return false;
+  if (t_needed == nullptr) return true;
+  const auto it = t_needed->find(e.function.get());
+  return it != t_needed->end() && it->second;
 }
 
 }  // namespace sdk::autograd

@@ -1,5 +1,6 @@
 // The C++ derivative formulas: Note [Derivative formula table] (detail/Formulas.h).
 #include <backend_sdk/autograd/detail/Formulas.h>
+#include <backend_sdk/autograd/detail/Engine.h>
 
 #include <algorithm>
 #include <cmath>
@@ -398,6 +399,30 @@ std::vector<Tensor> native_layer_norm_backward(FormulaContext& c) {
                   output_mask(c, {"input", "weight", "bias"}));
 }
 
+// derivatives.yaml's native_group_norm: native_group_norm_backward(grad.contiguous(), input.contiguous(), result1,
+// result2, weight, N, C, HxW, group, grad_input_mask). The backward operator is CompositeImplicitAutograd
+// (ops/CoreOps20.cpp), so under create_graph its decomposition is recorded; the saved statistics are outputs
+// autograd does not track, so there they are recomputed from the input by recorded operators (the same
+// operators as the forward's, so the same values): a second order then sees how they depend on the input,
+// as PyTorch's infinitely_differentiable_native_group_norm_backward does.
+std::vector<Tensor> native_group_norm_backward(FormulaContext& c) {
+  const Tensor x = contiguous(c.tensor("input"));
+  Tensor mean = c.result(1), rstd = c.result(2);
+  if (is_grad_enabled()) {
+    const int64_t samples_groups = c.integer("N") * c.integer("group");
+    const std::vector<int64_t> groups{c.integer("N"), c.integer("group"),
+                                      samples_groups == 0 ? 0 : x.numel() / samples_groups};
+    const std::vector<int64_t> dim2{2};
+    const Tensor xg = reshape_to(x, groups);
+    mean = call(OP("aten::mean.dim"), xg, dim2, false, IValue());
+    rstd = unary(OP("aten::rsqrt"), add(call(OP("aten::var.correction"), xg, dim2, Scalar(int64_t{0}), false),
+                                        Scalar(c.arg("eps").to_double())));
+  }
+  return call_all(OP("aten::native_group_norm_backward"), contiguous(c.grad(0)), x, mean, rstd,
+                  opt(c.tensor("weight")), c.arg("N"), c.arg("C"), c.arg("HxW"), c.arg("group"),
+                  output_mask(c, {"input", "weight", "bias"}));
+}
+
 // Training uses the batch statistics (outputs 1 and 2) only; the running buffers, updated in place by
 // every later forward, are read (and version-checked) in eval mode only.
 std::vector<Tensor> native_batch_norm_backward(FormulaContext& c) {
@@ -510,12 +535,8 @@ std::vector<Tensor> norm_double_backward(FormulaContext& c, const NormGeometry& 
   return out;
 }
 
+// mean and rstd: derivatives.yaml's not_implemented, in derivatives.def.
 std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
-  // derivatives.yaml: not_implemented (PyTorch's message).
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("mean"),
-                            "the derivative for 'native_layer_norm_backward mean' is not implemented.");
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("rstd"),
-                            "the derivative for 'native_layer_norm_backward rstd' is not implemented.");
   const Tensor x = c.tensor("input");
   const size_t n = static_cast<size_t>(x.dim()), k = c.ints("normalized_shape").size();
   NormGeometry geo;
@@ -540,10 +561,6 @@ std::vector<Tensor> native_layer_norm_double_backward(FormulaContext& c) {
 // the saved batch statistics; in eval, gI = g w istd, gW = sum(g (x - rm) istd) with istd = (rv + eps)^-1/2
 // constants, so d/dg = a w istd + b xh + c, d/dw = sum(a g istd), d/dx = b g istd.
 std::vector<Tensor> native_batch_norm_double_backward(FormulaContext& c) {
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_mean"),
-                            "the derivative for 'native_batch_norm_backward save_mean' is not implemented.");
-  SDK_CHECK_NOT_IMPLEMENTED(!c.needs("save_invstd"),
-                            "the derivative for 'native_batch_norm_backward save_invstd' is not implemented.");
   const Tensor x = c.tensor("input"), g = c.tensor("grad_out"), weight = c.tensor("weight");
   const size_t n = static_cast<size_t>(x.dim());
   NormGeometry geo;
@@ -935,6 +952,9 @@ struct ViewRebaseNode final : Node {
   if (c.needs(#input)) c.set_list(#input, (expr));
 #define METAS(x) (c.list_metas(#x))
 #define TLIST(x) (c.tensor_list(#x))
+// derivatives.yaml's not_implemented("what"): raises only when the input's gradient is needed (task_needs_edge).
+#define NOT_IMPLEMENTED(input, what) \
+  SDK_CHECK_NOT_IMPLEMENTED(!c.needs(#input), "the derivative for '" what "' is not implemented.");
 // Three inputs' gradients from one backward operator (convolution_backward, ...): one call if any is needed.
 #define GRADS3(a, b, d, expr)                          \
   if (c.needs(#a) || c.needs(#b) || c.needs(#d)) {     \
@@ -954,6 +974,7 @@ const Formula kFormulas[] = {
 #undef SDK_DERIVATIVE
 #undef SDK_NOT_DIFFERENTIABLE
 #undef SDK_DIFFERENTIABLE_OUTPUTS
+#undef NOT_IMPLEMENTED
 // Note [Operators that are not differentiable]: the same file read for its other entries.
 #define SDK_DERIVATIVE(op, node, saves, ...)
 #define SDK_DIFFERENTIABLE_OUTPUTS(op, n)
@@ -1191,14 +1212,14 @@ bool FormulaContext::needs(const char* name) const {
   const auto& pos = node.info->tensor_args;
   for (size_t k = 0; k < pos.size(); ++k) {
     if (pos[k] != idx) continue;
-    return node.needs_mask.empty() ? node.next_edges()[k].is_valid() : node.needs_mask[k];
+    return node.needs_mask.empty() ? task_needs_edge(node.next_edges()[k]) : node.needs_mask[k];
   }
   const auto& lists = node.info->list_args;
   for (size_t j = 0; j < lists.size() && j < node.list_begin.size(); ++j) {
     if (lists[j] != idx) continue;
     const size_t end = node.list_begin[j] + node.list_meta[j].size();
     for (size_t e = node.list_begin[j]; e < end; ++e) {
-      if (node.next_edges()[e].is_valid()) return true;
+      if (task_needs_edge(node.next_edges()[e])) return true;
     }
   }
   return false;

@@ -822,7 +822,9 @@ SDK_LIBRARY_FRAGMENT(aten, m) {
   m.impl("_native_batch_norm_legit", kCIA, &bn_legit);
   m.impl("_native_batch_norm_legit.no_stats", kCIA, &bn_legit_no_stats);
   m.impl("_native_batch_norm_legit_no_training", kCIA, &bn_legit_no_training);
-  m.impl("native_group_norm", kCIA, &native_group_norm_impl);
+  // CompositeExplicitAutograd: every backend runs the composite, autograd records NativeGroupNormBackward0
+  // (derivatives.def), as PyTorch's.
+  m.impl("native_group_norm", kCEA, &native_group_norm_impl);
   m.impl("native_group_norm_backward", kCIA, sdk::CppFunction::make_from_boxed(&native_group_norm_backward_boxed));
   m.impl("any.dims", kCIA, &any_dims_impl);
   m.impl("var.dim", kCIA, &var_dim_impl);

@@ -38,7 +38,9 @@ function(backend_sdk_add_backend name)
   add_library(${name} SHARED ${sources})
   set_target_properties(${name} PROPERTIES
     CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
-  target_compile_options(${name} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O2> -Wall -Wextra -Wno-unused-parameter)
+  # A vendor project that chose no build type would compile its kernels unoptimised: -O2 then. A chosen
+  # build type's own flags (Debug, Release, RelWithDebInfo, MinSizeRel) are left alone.
+  target_compile_options(${name} PRIVATE $<$<STREQUAL:$<CONFIG>,>:-O2> -Wall -Wextra -Wno-unused-parameter)
   if(ARG_STABLE)
     _backend_sdk_stable_link(${name} ${ARG_DEVICE_SIM})
   else()

@@ -51,6 +51,15 @@ struct EngineHooks {
 };
 SDK_API void set_engine_hooks(const EngineHooks* hooks);
 
+// Whether the backward running on this thread needs the gradient that flows
+// into `e` (PyTorch's task_should_compute_output): any valid edge, except that
+// with `capture` (autograd.grad, backward(inputs=...)) only an edge into a node
+// on a path to a captured edge. A formula asks it through
+// FormulaContext::needs, so `autograd.grad(y, [x])` computes no gradient for
+// y's other inputs and a not_implemented input raises only when its gradient
+// is asked for, as in PyTorch.
+SDK_API bool task_needs_edge(const Edge& e);
+
 SDK_API variable_list run_backward(const edge_list& roots, const variable_list& grads, bool keep_graph,
                                    bool create_graph, const edge_list& capture, bool accumulate_targets = false);
 
