@@ -59,6 +59,7 @@ def test_event_synchronize_sleeps_through_the_queue():
 def test_waiters_of_two_streams_each_wake_for_their_own_work():
     """A waiter registered for one stream still wakes when another stream's waiter is woken first."""
     x = sdk.ones(200_000, device="accel")
+    accel.synchronize()  # x is written on the default stream and read on two others
     streams = [accel.Stream(), accel.Stream()]
     out: list = [None, None]
 
@@ -81,6 +82,7 @@ def test_many_waiters_of_one_stream_with_different_targets_all_return():
     """Targets registered by several waiters of one stream: the smallest is woken first, the others register
     again (SimStream::wake_at) and are woken when theirs is reached."""
     x = sdk.ones(100_000, device="accel")
+    accel.synchronize()  # x is written on the default stream and read on another
     stream = accel.Stream()
     done: list[int] = []
     lock = threading.Lock()
