@@ -8,7 +8,7 @@ import backend_sdk
 from backend_sdk import _runtime as rt
 import device_sim
 
-B = "privateusethree"
+from _helpers import SIM_BACKEND as B, run_threads
 MiB = 1 << 20
 
 
@@ -171,32 +171,21 @@ def test_fast_bins_keep_stats_exact_and_reserve_nothing_extra():
 
 
 def test_concurrent_allocations_keep_stats_exact():
-    import threading
-
     dev = f"{B}:1"
     rt.reset_accumulated_memory_stats(dev)
     before = rt.memory_allocated(dev)
-    errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
-        try:
-            s = rt.Stream(dev)
-            held = []
-            for i in range(2000):
-                held.append(rt.DeviceBuffer(512 * (1 + (i * 7 + seed) % 64), s))
-                if len(held) > 8:
-                    held.pop(0).free()
-            for h in held:
-                h.free()
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
+        s = rt.Stream(dev)
+        held = []
+        for i in range(2000):
+            held.append(rt.DeviceBuffer(512 * (1 + (i * 7 + seed) % 64), s))
+            if len(held) > 8:
+                held.pop(0).free()
+        for h in held:
+            h.free()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_threads([lambda i=i: worker(i) for i in range(4)])
     st = rt.memory_stats(dev)
     assert rt.memory_allocated(dev) == before
     assert st["allocation.all.allocated"] == st["allocation.all.freed"] == 8000
