@@ -16,6 +16,8 @@ import pytest
 import accel
 import backend_sdk as sdk
 
+from _helpers import run_threads
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RUSAGE_THREAD is Linux's")
 
 KERNELS = 40
@@ -68,12 +70,7 @@ def test_waiters_of_two_streams_each_wake_for_their_own_work():
             out[i] = [(x * (i + 2)).exp() for _ in range(10 * (i + 1))][-1]
             streams[i].synchronize()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a stream waiter was never woken"
+    run_threads([lambda i=i: worker(i) for i in range(2)], budget=30)  # a waiter never woken fails as a hang
     for i in range(2):
         np.testing.assert_allclose(out[i].cpu().numpy()[:3], np.exp(i + 2.0), rtol=1e-6)
 
@@ -95,9 +92,5 @@ def test_many_waiters_of_one_stream_with_different_targets_all_return():
         with lock:
             done.append(i)
 
-    threads = [threading.Thread(target=waiter, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    run_threads([lambda i=i: waiter(i) for i in range(6)], budget=30)
     assert sorted(done) == list(range(6))
