@@ -5,6 +5,7 @@ optimisation, and a module linked against libbackend_sdk depends on it order-onl
 (CMAKE_LINK_DEPENDS_NO_SHARED), so editing one library source relinks the library and not _C."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -14,8 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("ninja") is None,
-                                reason="cmake and ninja are needed to configure a build tree")
+pytestmark = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("ninja") is None or importlib.util.find_spec("pybind11") is None,
+    reason="cmake, ninja and pybind11 are needed to configure a build tree")
 
 
 def _configure(build: Path, *options: str) -> str:
