@@ -213,7 +213,7 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
     if (deps[n] == 0) ready.emplace(n->sequence_nr(), n);
   }
   variable_list captured(capture.size());
-  std::set<int64_t> leaf_streams;  // streams that produced gradients for leaves or the capture
+  std::set<int64_t> leaf_streams;  // streams that produced gradients for nodes without a stream (leaves)
 
   while (!ready.empty()) {
     Node* node = ready.top().second;
@@ -286,7 +286,7 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
           produced.record(runtime::Stream::from_id(node->stream_id));
           runtime::Stream::from_id(next->stream_id).wait(produced);
         } else if (node->stream_id >= 0 && next->stream_id < 0) {
-          leaf_streams.insert(node->stream_id);  // a leaf's (or a captured) gradient: synced at the end
+          leaf_streams.insert(node->stream_id);  // into a node without a stream (a leaf): synced at the end
         }
         if (e.input_nr < next->input_metadata.size()) g = validate(*node, k, std::move(g), next->input_metadata[e.input_nr]);
         variable_list& b = buffer_of(next);
@@ -296,8 +296,8 @@ variable_list run_backward(const edge_list& roots, const variable_list& grads, b
       if (--deps[next] == 0) ready.emplace(next->sequence_nr(), next);
     }
   }
-  // PyTorch's leaf-stream sync: a gradient that reached a leaf (AccumulateGrad has no stream) or the
-  // capture was produced on its node's stream; the caller's current stream waits for it, so using x.grad
+  // PyTorch's leaf-stream sync: a gradient that reached a leaf (AccumulateGrad has no stream) was
+  // produced on its node's stream; the caller's current stream waits for it, so using x.grad
   // after backward() on the caller's stream sees the finished values.
   for (const int64_t id : leaf_streams) {
     const runtime::Stream producer = runtime::Stream::from_id(id);
