@@ -337,3 +337,20 @@ def test_extension_with_undefined_symbol_names_it(tmp_path, monkeypatch):
     assert str(tmp_path / "extensions") in message and ".so has an undefined symbol: _ZN6vendor14missing_helper" in message
     if shutil.which("c++filt"):
         assert "(vendor::missing_helper(int))" in message
+
+
+# ---- a C++ std::bad_alloc (the fuzzer's chunk(empty, 2**40)) is an OutOfMemoryError naming the op ----
+
+@pytest.mark.parametrize("call", [
+    lambda t: backend_sdk.ops.aten.chunk(t, 2**40),            # one overload
+    lambda t: backend_sdk.ops.aten.chunk.default(t, 2**40),    # the overload itself
+    lambda t: t.chunk(2**40),                                  # the Tensor method
+], ids=["packet", "overload", "method"])
+def test_host_bad_alloc_is_out_of_memory_naming_the_operator(call):
+    # An empty dimension splits into `chunks` empty pieces (torch 2.13 too), so 2**40 pieces cannot be
+    # made. torch raises MemoryError through torch.ops and RuntimeError through torch.chunk: ours is both.
+    empty = backend_sdk.empty(0, 0, dtype=backend_sdk.int32)
+    with pytest.raises(backend_sdk.OutOfMemoryError, match=r"^aten::chunk: out of host memory \(std::bad_alloc\)$") as info:
+        call(empty)
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, RuntimeError)
+    assert len(empty.chunk(3)) == 3  # a count that fits still gives `chunks` empty pieces

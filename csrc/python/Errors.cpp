@@ -40,7 +40,10 @@ void set_python_error_from_current_exception() {
   } catch (const py::builtin_exception& e) {
     e.set_error();
   } catch (const std::bad_alloc&) {
-    PyErr_SetString(PyExc_MemoryError, "std::bad_alloc");
+    // A host allocation C++ could not make (a vector of 2**40 outputs, say). OutOfMemoryError is both
+    // of the types torch 2.13 raises here: MemoryError from torch.ops.aten.chunk, RuntimeError from
+    // torch.chunk.
+    PyErr_SetString(g_out_of_memory_error, "out of host memory (std::bad_alloc)");
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   } catch (...) {
@@ -87,6 +90,8 @@ void init_errors(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const Error& e) {
       PyErr_SetString(python_type_for(e.kind()), e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(g_out_of_memory_error, "out of host memory (std::bad_alloc)");
     }
   });
 }

@@ -193,6 +193,17 @@ struct PyOpOverload {
 PyTypeObject g_overload_type{PyVarObject_HEAD_INIT(nullptr, 0)};
 PyTypeObject g_packet_type{PyVarObject_HEAD_INIT(nullptr, 0)};
 
+// Runs the operator; a std::bad_alloc from inside it (a kernel sizing a host vector by an argument,
+// chunk(x, 2**40) on an empty x) becomes an OutOfMemoryError that names the operator.
+void call_naming_oom(const BoundSchema& b, Stack* stack) {
+  try {
+    b.handle.call_boxed_bound(b.record, stack);
+  } catch (const std::bad_alloc&) {
+    SDK_CHECK_KIND(ErrorKind::OutOfMemory, false, b.schema.qualified_name(),
+                   ": out of host memory (std::bad_alloc)");
+  }
+}
+
 PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, PyObject* kwnames) {
   Stack stack;
   std::string error, lenient_error;
@@ -202,7 +213,7 @@ PyObject* call_bound(const BoundSchema& b, PyObject* const* args, size_t nargs, 
     PyErr_SetString(PyExc_TypeError, error.c_str());
     return nullptr;
   }
-  b.handle.call_boxed_bound(b.record, &stack);
+  call_naming_oom(b, &stack);
   return returns_to_python(b.schema, stack);
 }
 
@@ -362,7 +373,7 @@ PyObject* packet_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
       auto* o = reinterpret_cast<PyOpOverload*>(PyTuple_GET_ITEM(p->overloads, i));
       std::string error;
       if (bind_arguments(*o->bound, args, nargs, kwnames, &stack, &error, lenient)) {
-        o->bound->handle.call_boxed_bound(o->bound->record, &stack);
+        call_naming_oom(*o->bound, &stack);
         return returns_to_python(o->bound->schema, stack);
       }
       if (!lenient) errors += "\n  " + o->bound->schema.str() + "\n    " + error;
