@@ -354,3 +354,34 @@ def test_host_bad_alloc_is_out_of_memory_naming_the_operator(call):
         call(empty)
     assert isinstance(info.value, MemoryError) and isinstance(info.value, RuntimeError)
     assert len(empty.chunk(3)) == 3  # a count that fits still gives `chunks` empty pieces
+
+
+# ---- the binding fuzzer: replication_pad1d of an empty (0, 0, 0) by 2**40 grew a host index vector ----
+
+@pytest.mark.parametrize("op", ["replication_pad1d", "reflection_pad1d"])
+@pytest.mark.parametrize("shape", [(0, 0, 0), (2, 0, 3), (0, 2, 0), (0, 3), (3, 0), (4,)])
+def test_index_pads_refuse_empty_non_batch_dimensions(op, shape):
+    # torch 2.13 (check_valid_input): only the batch dimension of a batched input may be empty.
+    with pytest.raises(RuntimeError, match=r"^Expected 2D or 3D \(batch mode\) tensor with possibly 0 batch size and "
+                                           r"other non-zero dimensions for input, but got: \["):
+        getattr(backend_sdk.ops.aten, op)(backend_sdk.empty(*shape), [1, 1])
+
+
+def test_replication_pad_of_an_empty_batch_by_a_huge_padding_is_an_empty_result():
+    x = backend_sdk.ones(0, 2, 3, requires_grad=True)
+    out = backend_sdk.ops.aten.replication_pad1d(x, [2**40, 2**40])  # torch: (0, 2, 2**41 + 3), no memory
+    assert tuple(out.shape) == (0, 2, 2**41 + 3) and out.dtype == x.dtype
+    out = backend_sdk.ops.aten.reflection_pad1d(x, [1, 2])
+    assert tuple(out.shape) == (0, 2, 6) and out.grad_fn is not None  # the history is kept
+    out.sum().backward()
+    assert tuple(x.grad.shape) == (0, 2, 3)
+
+
+def test_replication_pad_width_overflow_and_host_exhaustion_are_errors():
+    x = backend_sdk.ones(1, 2, 3)
+    with pytest.raises(RuntimeError, match=r"replication_pad1d: input \(3\) with padding \(4611686018427387904, "):
+        backend_sdk.ops.aten.replication_pad1d(x, [2**62, 2**62])  # 3 + 2**63 overflows int64
+    with pytest.raises(backend_sdk.OutOfMemoryError, match=r"^aten::replication_pad1d: out of host memory"):
+        backend_sdk.ops.aten.replication_pad1d(x, [2**40, 2**40])
+    got = backend_sdk.ops.aten.replication_pad1d(backend_sdk.arange(6.0).reshape(1, 2, 3), [2, 1])
+    assert got.tolist() == [[[0.0, 0.0, 0.0, 1.0, 2.0, 2.0], [3.0, 3.0, 3.0, 4.0, 5.0, 5.0]]]

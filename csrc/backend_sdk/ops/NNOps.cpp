@@ -297,6 +297,7 @@ Tensor constant_pad_nd_impl(const Tensor& self, IntArrayRef pad, const Scalar& v
 // Indices of a reflected (reflect) or clamped (replicate) padding of n elements by (before, after).
 std::vector<int64_t> pad_index(int64_t n, int64_t before, int64_t after, bool reflect) {
   std::vector<int64_t> idx;
+  idx.reserve(static_cast<size_t>(n + before + after));  // a width no host can hold is std::bad_alloc here
   for (int64_t j = -before; j < n + after; ++j) {
     int64_t s = j;
     if (reflect) {
@@ -317,21 +318,40 @@ Tensor index_pad(const Tensor& self, IntArrayRef padding) {
   const char* name = kNames[kReflect ? 1 : 0][kDims - 1];
   SDK_CHECK_VALUE(static_cast<int64_t>(padding.size()) == 2 * kDims, name, ": padding size is expected to be ",
                   2 * kDims, ", but got: ", padding.size());
-  SDK_CHECK_VALUE(self.dim() == kDims + 1 || self.dim() == kDims + 2, "Expected ", kDims + 1, "D or ", kDims + 2,
+  // PyTorch's check_valid_input: only the batch dimension of a batched input may be empty.
+  const bool batched = self.dim() == kDims + 2;
+  bool valid = batched || self.dim() == kDims + 1;
+  for (int64_t d = batched ? 1 : 0; valid && d < self.dim(); ++d) valid = self.size(d) != 0;
+  SDK_CHECK_VALUE(valid, "Expected ", kDims + 1, "D or ", kDims + 2,
                   "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: ",
                   self.sizes());
-  Tensor out = self;
+  DimVector out_sizes(self.sizes());
   for (int64_t i = 0; i < kDims; ++i) {
-    const int64_t d = self.dim() - 1 - i;
-    const int64_t n = self.size(d), before = padding[static_cast<size_t>(2 * i)],
-                  after = padding[static_cast<size_t>(2 * i + 1)];
+    const int64_t d = self.dim() - 1 - i, n = self.size(d);
+    const int64_t before = padding[static_cast<size_t>(2 * i)], after = padding[static_cast<size_t>(2 * i + 1)];
     if (kReflect) {
       SDK_CHECK_VALUE(before < n && after < n, "Argument #4: Padding size should be less than the corresponding input "
                       "dimension, but got: padding (", before, ", ", after, ") at dimension ", d, " of input ",
                       self.sizes());
     }
-    SDK_CHECK_VALUE(n + before + after > 0, name, ": input (", n, ") with padding (", before, ", ", after,
+    int64_t width = 0;
+    SDK_CHECK_VALUE(!__builtin_add_overflow(n, before, &width) && !__builtin_add_overflow(width, after, &width) &&
+                    width > 0, name, ": input (", n, ") with padding (", before, ", ", after,
                     ") gives an empty output along dimension ", d);
+    out_sizes[static_cast<size_t>(d)] = width;
+  }
+  // An empty batch pads to an empty result of the padded shape, without index vectors as long as the padding
+  // (a padding of 2**40 on an empty batch is a valid call); narrow + expand keep the autograd history.
+  if (self.size(0) == 0) {
+    Tensor edge = self;
+    for (int64_t i = 0; i < kDims; ++i) edge = narrow(edge, self.dim() - 1 - i, 0, 1);
+    return cx::clone(cx::expand(edge, out_sizes));
+  }
+  Tensor out = self;
+  for (int64_t i = 0; i < kDims; ++i) {
+    const int64_t d = self.dim() - 1 - i;
+    const int64_t n = self.size(d), before = padding[static_cast<size_t>(2 * i)],
+                  after = padding[static_cast<size_t>(2 * i + 1)];
     out = cx::index_select(out, d, index_tensor(pad_index(n, before, after, kReflect), self.device()));
   }
   return out;
