@@ -22,9 +22,14 @@ using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int,
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                          double*, int);
 
+using SetThreadsFn = void (*)(int);
+using GetThreadsFn = int (*)();
+
 struct Blas {
   SgemmFn sgemm = nullptr;
   DgemmFn dgemm = nullptr;
+  SetThreadsFn set_num_threads = nullptr;  // optional: Note [GEMMs inside parallel loops]
+  GetThreadsFn get_num_threads = nullptr;
   std::string path;
 };
 
@@ -57,7 +62,9 @@ bool try_load(const std::string& path, Blas* out) {
     auto d = reinterpret_cast<DgemmFn>(dlsym(handle, (std::string(prefix) + "cblas_dgemm").c_str()));
     if (s && d) {
       pthread_atfork(&before_fork, &after_fork, &after_fork);  // Note [BLAS and fork]
-      *out = Blas{s, d, path};
+      auto set = reinterpret_cast<SetThreadsFn>(dlsym(handle, (std::string(prefix) + "openblas_set_num_threads").c_str()));
+      auto get = reinterpret_cast<GetThreadsFn>(dlsym(handle, (std::string(prefix) + "openblas_get_num_threads").c_str()));
+      *out = Blas{s, d, set && get ? set : nullptr, set && get ? get : nullptr, path};
       return true;
     }
   }
@@ -107,6 +114,11 @@ void gemm_loop(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
   }
 }
 
+// Note [GEMMs inside parallel loops]: open scopes, and the thread count the first one found.
+std::mutex g_serial_mutex;
+int g_serial_scopes = 0;
+int g_threads_before = 1;
+
 bool fits_blasint(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 }  // namespace
@@ -117,6 +129,28 @@ void set_blas_library_path(const std::string& path) {
 }
 
 std::string blas_library() { return blas().path; }
+
+SerialGemmScope::SerialGemmScope() {
+  const Blas& lib = blas();
+  if (!lib.set_num_threads) return;
+  std::lock_guard<std::mutex> guard(g_serial_mutex);
+  if (g_serial_scopes++ == 0) {
+    g_threads_before = lib.get_num_threads();
+    if (g_threads_before > 1) lib.set_num_threads(1);
+  }
+}
+
+SerialGemmScope::~SerialGemmScope() {
+  const Blas& lib = blas();
+  if (!lib.set_num_threads) return;
+  std::lock_guard<std::mutex> guard(g_serial_mutex);
+  if (--g_serial_scopes == 0 && g_threads_before > 1) lib.set_num_threads(g_threads_before);
+}
+
+int gemm_num_threads() {
+  const Blas& lib = blas();
+  return lib.get_num_threads ? lib.get_num_threads() : 1;
+}
 
 void gemm(ScalarType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
