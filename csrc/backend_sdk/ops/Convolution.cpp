@@ -367,6 +367,16 @@ void conv_apply(const ConvGeom& g, ScalarType ct, const T* big, const T* w, cons
   });
 }
 
+// One tile of the adjoint: gcols = W^T * go[:, rows y0..y1) of group grp, scattered into the sample `big_sample`.
+template <typename T>
+void adjoint_tile(const ConvGeom& g, ScalarType ct, const T* w, const T* go, int64_t grp, int64_t y0, int64_t y1,
+                  T* gcols, T* big_sample) {
+  const int64_t width = (y1 - y0) * g.ow;
+  blas::gemm(ct, true, false, g.k(), width, g.og(), 1.0, w + grp * g.og() * g.k(), g.k(), go + y0 * g.ow, g.ohw(), 0.0,
+             gcols, width);
+  col2im(gcols, g, big_sample + grp * g.cg() * g.h * g.w, y0, y1);
+}
+
 // adjoint: big = conv^T(small, w) (+ bias per big-side channel).
 template <typename T>
 void conv_adjoint(const ConvGeom& g, ScalarType ct, const T* small, const T* w, const T* b, T* big) {
@@ -379,10 +389,8 @@ void conv_adjoint(const ConvGeom& g, ScalarType ct, const T* small, const T* w, 
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         const T* go = small + n * small_sample + grp * g.og() * g.ohw();
         for (int64_t y0 = 0; y0 < g.oh; y0 += rows) {
-          const int64_t y1 = std::min(g.oh, y0 + rows), width = (y1 - y0) * g.ow;
-          blas::gemm(ct, true, false, g.k(), width, g.og(), 1.0, w + grp * g.og() * g.k(), g.k(), go + y0 * g.ow,
-                     g.ohw(), 0.0, gcols.get(), width);
-          col2im(gcols.get(), g, big + n * big_sample + grp * g.cg() * g.h * g.w, y0, y1);
+          const int64_t y1 = std::min(g.oh, y0 + rows);
+          adjoint_tile(g, ct, w, go, grp, y0, y1, gcols.get(), big + n * big_sample);
         }
       }
       if (b) {
@@ -428,11 +436,8 @@ void conv_weight_grad(const ConvGeom& g, ScalarType ct, const T* big, const T* s
           const T* go = small + n * small_sample + grp * g.og() * g.ohw();
           for (int64_t y0 = 0; y0 < g.oh; y0 += rows) {
             const int64_t y1 = std::min(g.oh, y0 + rows), width = (y1 - y0) * g.ow;
-            if (big_grad) {  // conv_adjoint's tile, in the cols buffer before im2col refills it
-              blas::gemm(ct, true, false, g.k(), width, g.og(), 1.0, w + grp * g.og() * g.k(), g.k(), go + y0 * g.ow,
-                         g.ohw(), 0.0, cols.get(), width);
-              col2im(cols.get(), g, big_grad + n * big_sample + grp * g.cg() * g.h * g.w, y0, y1);
-            }
+            // conv_adjoint's tile, in the cols buffer before im2col refills it
+            if (big_grad) adjoint_tile(g, ct, w, go, grp, y0, y1, cols.get(), big_grad + n * big_sample);
             im2col(big + n * big_sample + grp * g.cg() * g.h * g.w, g, cols.get(), y0, y1);
             blas::gemm(ct, false, true, g.k(), g.og(), width, 1.0, cols.get(), width, go + y0 * g.ow, g.ohw(), 1.0,
                        acc + grp * g.k() * g.og(), g.og());
