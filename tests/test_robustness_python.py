@@ -339,21 +339,39 @@ def test_extension_with_undefined_symbol_names_it(tmp_path, monkeypatch):
         assert "(vendor::missing_helper(int))" in message
 
 
-# ---- a C++ std::bad_alloc (the fuzzer's chunk(empty, 2**40)) is an OutOfMemoryError naming the op ----
+# ---- the fuzzer's chunk(empty, 2**40): views are counted before they are made ----
 
 @pytest.mark.parametrize("call", [
     lambda t: backend_sdk.ops.aten.chunk(t, 2**40),            # one overload
     lambda t: backend_sdk.ops.aten.chunk.default(t, 2**40),    # the overload itself
     lambda t: t.chunk(2**40),                                  # the Tensor method
 ], ids=["packet", "overload", "method"])
-def test_host_bad_alloc_is_out_of_memory_naming_the_operator(call):
+def test_too_many_chunks_is_out_of_memory_naming_the_operator(call):
     # An empty dimension splits into `chunks` empty pieces (torch 2.13 too), so 2**40 pieces cannot be
-    # made. torch raises MemoryError through torch.ops and RuntimeError through torch.chunk: ours is both.
+    # made. torch raises MemoryError through torch.ops and RuntimeError through torch.chunk: ours is both,
+    # raised before any view is made (Note [Views counted before they are made]).
     empty = backend_sdk.empty(0, 0, dtype=backend_sdk.int32)
-    with pytest.raises(backend_sdk.OutOfMemoryError, match=r"^aten::chunk: out of host memory \(std::bad_alloc\)$") as info:
+    with pytest.raises(backend_sdk.OutOfMemoryError,
+                       match=r"^aten::chunk: 1099511627776 views would need .* bytes of host memory, more than this "
+                             r"machine has") as info:
         call(empty)
     assert isinstance(info.value, MemoryError) and isinstance(info.value, RuntimeError)
     assert len(empty.chunk(3)) == 3  # a count that fits still gives `chunks` empty pieces
+
+
+@pytest.mark.parametrize("op, call", [
+    ("unbind", lambda t: t.unbind(0)),
+    ("split", lambda t: t.split(1)),
+    ("split", lambda t: backend_sdk.ops.aten.split.Tensor(t, 3)),
+])
+def test_too_many_views_of_an_empty_tensor_is_out_of_memory(op, call):
+    # empty(2**40, 0) has no elements, so it exists; one view per row of it cannot.
+    tall = backend_sdk.empty(2**40, 0)
+    with pytest.raises(backend_sdk.OutOfMemoryError, match=rf"^aten::{op}: \d+ views would need "):
+        call(tall)
+    pieces = backend_sdk.empty(5, 0).split(2)  # a count that fits
+    assert [tuple(p.shape) for p in pieces] == [(2, 0), (2, 0), (1, 0)]
+    assert [tuple(p.shape) for p in backend_sdk.empty(3, 0).unbind(0)] == [(0,)] * 3
 
 
 # ---- the binding fuzzer: replication_pad1d of an empty (0, 0, 0) by 2**40 grew a host index vector ----
@@ -381,7 +399,11 @@ def test_replication_pad_width_overflow_and_host_exhaustion_are_errors():
     x = backend_sdk.ones(1, 2, 3)
     with pytest.raises(RuntimeError, match=r"replication_pad1d: input \(3\) with padding \(4611686018427387904, "):
         backend_sdk.ops.aten.replication_pad1d(x, [2**62, 2**62])  # 3 + 2**63 overflows int64
-    with pytest.raises(backend_sdk.OutOfMemoryError, match=r"^aten::replication_pad1d: out of host memory"):
+    # The index is a tensor from the allocator: its OutOfMemoryError names the bytes (16 TiB of int64).
+    with pytest.raises(backend_sdk.OutOfMemoryError, match=r"DefaultCPUAllocator: can't allocate memory: you tried to "
+                                                           r"allocate 175921\d{8} bytes"):
         backend_sdk.ops.aten.replication_pad1d(x, [2**40, 2**40])
+    meta = backend_sdk.ops.aten.replication_pad1d(backend_sdk.empty(1, 2, 3, device="meta"), [2**40, 2**40])
+    assert tuple(meta.shape) == (1, 2, 2**41 + 3)
     got = backend_sdk.ops.aten.replication_pad1d(backend_sdk.arange(6.0).reshape(1, 2, 3), [2, 1])
     assert got.tolist() == [[[0.0, 0.0, 0.0, 1.0, 2.0, 2.0], [3.0, 3.0, 3.0, 4.0, 5.0, 5.0]]]

@@ -9,10 +9,12 @@
 //   softmax, log_softmax  CompositeImplicitAutograd (_softmax, _log_softmax: Softmax.cpp)
 //   logsumexp             CompositeImplicitAutograd (amax, sub, exp, sum, log)
 #include <cmath>
+#include <unistd.h>
 
 #include <backend_sdk/core/detail/SafeSize.h>
 #include <backend_sdk/dispatch/Library.h>
 #include <backend_sdk/ops/Functions.h>
+#include <backend_sdk/tensor/TensorImpl.h>
 
 namespace sdk::ops {
 namespace {
@@ -160,6 +162,25 @@ Tensor logsumexp_impl(const Tensor& self, IntArrayRef dims, bool keepdim) {
 }
 
 // ---- splitting into views ----
+// Note [Views counted before they are made]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A tensor without elements can have any size in the split dim (empty(2**40, 0)),
+// and chunk of an empty dim makes `chunks` pieces: chunk(empty(0), 2**40), unbind
+// or split(1) of empty(2**40, 0) ask for 2**40 views, each a TensorImpl on the host.
+// PyTorch grows its vector until std::bad_alloc (MemoryError). We count first: a
+// request for more view bytes than the machine's physical memory fails before the
+// first view is made, as OutOfMemoryError naming the operator and the count. Failing
+// midway would leave it to operator new, which under ASan aborts the process instead
+// of throwing (tools/sanitize.sh; the binding fuzzer found chunk).
+void check_view_count(const char* op, int64_t views) {
+  static const double physical_bytes =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  constexpr double kBytesPerView = sizeof(TensorImpl) + sizeof(Tensor) + sizeof(int64_t);
+  SDK_CHECK_KIND(ErrorKind::OutOfMemory, static_cast<double>(views) * kBytesPerView <= physical_bytes, op, ": ",
+                 views, " views would need ", static_cast<double>(views) * kBytesPerView,
+                 " bytes of host memory, more than this machine has (", physical_bytes, " bytes)");
+}
+
 std::vector<Tensor> split_with_sizes_impl(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   SDK_CHECK_VALUE(self.dim() > 0, "split_with_sizes: expected a tensor with at least one dimension");
   int64_t d = maybe_wrap_dim(dim, self.dim());
@@ -190,6 +211,7 @@ std::vector<Tensor> split_impl(const Tensor& self, int64_t split_size, int64_t d
   if (split_size == 0) {
     sizes.push_back(0);
   } else {
+    check_view_count("aten::split", n / split_size + 1);
     for (int64_t start = 0; start < n; start += split_size) sizes.push_back(std::min(split_size, n - start));
     if (n == 0) sizes.push_back(0);
   }
@@ -202,6 +224,7 @@ std::vector<Tensor> chunk_impl(const Tensor& self, int64_t chunks, int64_t dim) 
   int64_t d = maybe_wrap_dim(dim, self.dim());
   int64_t split_size = (self.size(d) + chunks - 1) / chunks;
   if (split_size == 0 && self.size(d) == 0) {
+    check_view_count("aten::chunk", chunks);
     return split_with_sizes_impl(self, DimVector(static_cast<size_t>(chunks), 0), d);
   }
   return split_impl(self, split_size, d);
@@ -213,7 +236,9 @@ std::vector<Tensor> unbind_impl(const Tensor& self, int64_t dim) {
   DimVector sizes(self.sizes()), strides(self.strides());
   sizes.erase(static_cast<size_t>(d));
   strides.erase(static_cast<size_t>(d));
+  check_view_count("aten::unbind", self.size(d));
   std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(self.size(d)));
   for (int64_t i = 0; i < self.size(d); ++i) {
     out.push_back(as_strided(self, sizes, strides, self.storage_offset() + i * self.stride(d)));
   }

@@ -294,10 +294,15 @@ Tensor constant_pad_nd_impl(const Tensor& self, IntArrayRef pad, const Scalar& v
   return out.is_same(self) ? mul(self, Scalar(int64_t{1})) : out;
 }
 
-// Indices of a reflected (reflect) or clamped (replicate) padding of n elements by (before, after).
-std::vector<int64_t> pad_index(int64_t n, int64_t before, int64_t after, bool reflect) {
-  std::vector<int64_t> idx;
-  idx.reserve(static_cast<size_t>(n + before + after));  // a width no host can hold is std::bad_alloc here
+// Indices of a reflected (reflect) or clamped (replicate) padding of n elements by (before, after), as
+// an int64 tensor on `device`. They are written into a tensor from the allocator, not a host vector: a
+// width no host can hold (padding of 2**40) is then the allocator's OutOfMemoryError naming the bytes,
+// where a vector's std::bad_alloc would abort the process under ASan (Note [Views counted before they
+// are made] in Composite.cpp says why).
+Tensor pad_index(int64_t n, int64_t before, int64_t after, bool reflect, Device device) {
+  if (device.type == DeviceType::Meta) return make_tensor({n + before + after}, ScalarType::Int64, device);
+  Tensor idx = make_tensor({n + before + after}, ScalarType::Int64, Device(DeviceType::CPU));
+  int64_t* out = idx.data_ptr<int64_t>();
   for (int64_t j = -before; j < n + after; ++j) {
     int64_t s = j;
     if (reflect) {
@@ -306,9 +311,10 @@ std::vector<int64_t> pad_index(int64_t n, int64_t before, int64_t after, bool re
     } else {
       s = std::clamp<int64_t>(s, 0, n - 1);
     }
-    idx.push_back(s);
+    *out++ = s;
   }
-  return idx;
+  if (device.type == DeviceType::CPU) return idx;
+  return _to_copy(idx, std::nullopt, device, /*non_blocking=*/true);  // as cx::index_tensor
 }
 
 template <bool kReflect, int kDims>
@@ -352,7 +358,7 @@ Tensor index_pad(const Tensor& self, IntArrayRef padding) {
     const int64_t d = self.dim() - 1 - i;
     const int64_t n = self.size(d), before = padding[static_cast<size_t>(2 * i)],
                   after = padding[static_cast<size_t>(2 * i + 1)];
-    out = cx::index_select(out, d, index_tensor(pad_index(n, before, after, kReflect), self.device()));
+    out = cx::index_select(out, d, pad_index(n, before, after, kReflect, self.device()));
   }
   return out;
 }
