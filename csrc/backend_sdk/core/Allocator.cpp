@@ -171,7 +171,7 @@ DataPtr allocate_large_cached(size_t nbytes) {
   auto* block = new LargeBlock{take_cached_large(rounded), rounded};
   if (block->ptr == nullptr) {
     try {
-      block->ptr = allocate_large(rounded);
+      block->ptr = allocate_large(nbytes);  // rounds as above; its error names the bytes asked for
     } catch (...) {
       delete block;
       throw;
@@ -231,7 +231,7 @@ class CPUAllocator final : public Allocator {
       }
       return DataPtr(p, p, kSmallDeleters[cls], Device(DeviceType::CPU));
     }
-    if (rounded >= kHugePageMin) return allocate_large_cached(rounded);
+    if (rounded >= kHugePageMin) return allocate_large_cached(nbytes);
     void* p = aligned_or_throw(rounded, nbytes);
     return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
   }
