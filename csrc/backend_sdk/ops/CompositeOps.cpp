@@ -9,6 +9,10 @@ T index_tensor(const std::vector<int64_t>& values, Device device) {
   Tensor host = make_tensor({n}, ScalarType::Int64, Device(DeviceType::CPU));
   auto* p = host.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) p[i] = values[static_cast<size_t>(i)];
+  return index_on_device(host, device);
+}
+
+T index_on_device(T host, Device device) {
   if (device.type == DeviceType::CPU) return host;
   // Non-blocking: `host` is a temporary, staged by the device without waiting for its stream (as arange_impl, CoreOps20.cpp).
   return _to_copy(host, std::nullopt, device, /*non_blocking=*/true);

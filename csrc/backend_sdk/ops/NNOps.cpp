@@ -313,8 +313,7 @@ Tensor pad_index(int64_t n, int64_t before, int64_t after, bool reflect, Device 
     }
     *out++ = s;
   }
-  if (device.type == DeviceType::CPU) return idx;
-  return _to_copy(idx, std::nullopt, device, /*non_blocking=*/true);  // as cx::index_tensor
+  return cx::index_on_device(idx, device);
 }
 
 template <bool kReflect, int kDims>

@@ -227,5 +227,7 @@ T arange(int64_t n, Device device);
 T full(IntArrayRef sizes, const Scalar& value, ScalarType dtype, Device device);
 // An int64 CPU-built index tensor with the given values, moved to device.
 T index_tensor(const std::vector<int64_t>& values, Device device);
+// `host`, an index filled on the CPU, on `device` (itself when device is the CPU).
+T index_on_device(T host, Device device);
 
 }  // namespace sdk::ops::cx
